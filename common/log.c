@@ -1,0 +1,172 @@
+/*
+ * log.c: the one place cronvisor writes diagnostics.  Every line goes to
+ * stderr, where systemd's journal (or the terminal in foreground mode)
+ * collects it, as "progname: [prefix: ]message".  A thread may set a prefix
+ * such as `run sched-1a2b3c4d-n5-rc0 schedule "backup"` so that every line
+ * logged while it handles that run names it.  log_warn() appends
+ * strerror(errno), log_warnx() does not; fatal() and fatalx() log and exit.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cronvisor.h"
+
+static const char *log_progname = "cronvisor";
+static enum log_level log_current = LOG_LEVEL_INFO;
+static _Thread_local char log_pfx[160];
+
+/*
+ * Sets the program name that starts each line and the level below which
+ * messages are dropped.  progname must outlive every later log call.
+ */
+void
+log_init(const char *progname, enum log_level level)
+{
+	log_progname = progname;
+	log_current = level;
+}
+
+/* Changes the level, e.g. after a configuration reload. */
+void
+log_setlevel(enum log_level level)
+{
+	log_current = level;
+}
+
+static const char *const log_names[] = {"warn", "info", "debug"};
+
+/* Parses "warn", "info" or "debug"; returns 0, or -1 for anything else. */
+int
+log_level_parse(const char *name, enum log_level *out)
+{
+	for (size_t i = 0; i < sizeof(log_names) / sizeof(log_names[0]); i++)
+		if (strcmp(name, log_names[i]) == 0) {
+			*out = (enum log_level)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* Returns the configuration name of a level. */
+const char *
+log_level_name(enum log_level level)
+{
+	return log_names[level];
+}
+
+/*
+ * Sets this thread's prefix (printf-style); NULL or "" clears it.  The
+ * prefix is cut at 159 bytes.
+ */
+void
+log_prefix(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fmt == NULL || fmt[0] == '\0') {
+		log_pfx[0] = '\0';
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(log_pfx, sizeof(log_pfx), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Formats one line and writes it with a single fprintf so that lines of
+ * concurrent threads do not interleave.  errnum >= 0 appends its text.
+ */
+static void CV_PRINTF(1, 0)
+log_vline(const char *fmt, va_list ap, int errnum)
+{
+	char msg[2048];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "%s: %s%s%s%s%s\n", log_progname, log_pfx,
+	    log_pfx[0] ? ": " : "", msg, errnum >= 0 ? ": " : "",
+	    errnum >= 0 ? strerror(errnum) : "");
+}
+
+/* Logs a warning with strerror(errno) appended; errno is preserved. */
+void
+log_warn(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vline(fmt, ap, saved);
+	va_end(ap);
+	errno = saved;
+}
+
+/* Logs a warning; errno is preserved. */
+void
+log_warnx(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vline(fmt, ap, -1);
+	va_end(ap);
+	errno = saved;
+}
+
+/* Logs at info level; errno is preserved. */
+void
+log_info(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	if (log_current < LOG_LEVEL_INFO)
+		return;
+	va_start(ap, fmt);
+	log_vline(fmt, ap, -1);
+	va_end(ap);
+	errno = saved;
+}
+
+/* Logs at debug level; errno is preserved. */
+void
+log_debug(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	if (log_current < LOG_LEVEL_DEBUG)
+		return;
+	va_start(ap, fmt);
+	log_vline(fmt, ap, -1);
+	va_end(ap);
+	errno = saved;
+}
+
+/* Logs with strerror(errno) and exits with status 1. */
+void
+fatal(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vline(fmt, ap, saved);
+	va_end(ap);
+	exit(1);
+}
+
+/* Logs and exits with status 1. */
+void
+fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vline(fmt, ap, -1);
+	va_end(ap);
+	exit(1);
+}

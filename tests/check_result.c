@@ -1,0 +1,2 @@
+#include "cvtest.h"
+int main(void){return 0;}
