@@ -24,14 +24,14 @@
 /* The instants cronvisor works with: years 1 to 9999. */
 #define CV_TIME_MIN (-62135596800LL) /* 0001-01-01T00:00:00Z */
 #define CV_TIME_MAX 253402300799LL   /* 9999-12-31T23:59:59Z */
-#define CV_NEVER INT64_MAX	     /* "no such instant" */
+#define CV_NEVER    INT64_MAX        /* "no such instant" */
 
 #define CV_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
 /* log.c: the OpenBSD-shaped logger; everything goes to stderr. */
 enum log_level {
-	LOG_LEVEL_WARN,	 /* warnings and errors only */
-	LOG_LEVEL_INFO,	 /* the default */
+	LOG_LEVEL_WARN,  /* warnings and errors only */
+	LOG_LEVEL_INFO,  /* the default */
 	LOG_LEVEL_DEBUG, /* everything */
 };
 void log_init(const char *progname, enum log_level level);
@@ -49,20 +49,20 @@ _Noreturn void fatalx(const char *fmt, ...) CV_PRINTF(1, 2);
 /* io.c: EINTR and short-transfer loops, in one place. */
 ssize_t io_read(int fd, void *buf, size_t len);
 int io_write_all(int fd, const void *buf, size_t len);
-int io_read_file(const char *path, size_t max, unsigned char **buf,
-    size_t *len);
+int io_read_file(
+    const char *path, size_t max, unsigned char **buf, size_t *len);
 void io_fix_stdio(void);
 
 /* tz.c: IANA time zones read from the system TZif files. */
 struct tz;
 struct tz_span {
-	int64_t start;	     /* first instant of the span; INT64_MIN: none */
-	int64_t end;	     /* first instant after it; INT64_MAX: none */
-	int32_t offset;	     /* UTC offset in seconds throughout the span */
+	int64_t start;       /* first instant of the span; INT64_MIN: none */
+	int64_t end;         /* first instant after it; INT64_MAX: none */
+	int32_t offset;      /* UTC offset in seconds throughout the span */
 	int32_t prev_offset; /* offset just before start (= offset if none) */
 	int32_t next_offset; /* offset from end on (= offset if none) */
-	int isdst;	     /* DST flag at the instant asked about */
-	char abbr[16];	     /* abbreviation at the instant asked about */
+	int isdst;           /* DST flag at the instant asked about */
+	char abbr[16];       /* abbreviation at the instant asked about */
 };
 const struct tz *tz_get(const char *name, char *err, size_t errlen);
 struct tz *tz_parse(const char *name, const unsigned char *buf, size_t len,
@@ -76,18 +76,18 @@ int tz_local_to_utc(const struct tz *tz, int64_t wall, int64_t utc[2]);
 
 /* cron.c: cron expressions exactly as cronie parses them. */
 struct cron {
-	uint64_t minute;   /* bit m: minute m matches, 0-59 */
-	uint32_t hour;	   /* bit h: hour h matches, 0-23 */
-	uint32_t dom;	   /* bit d: day of month d matches, 1-31 */
-	uint16_t month;	   /* bit m: month m matches, 1-12 */
-	uint8_t dow;	   /* bit d: weekday d matches, 0-6, Sunday = 0 */
-	unsigned flags;	   /* CRON_* below */
-	char text[128];	   /* the expression as given, for messages */
+	uint64_t minute; /* bit m: minute m matches, 0-59 */
+	uint32_t hour;   /* bit h: hour h matches, 0-23 */
+	uint32_t dom;    /* bit d: day of month d matches, 1-31 */
+	uint16_t month;  /* bit m: month m matches, 1-12 */
+	uint8_t dow;     /* bit d: weekday d matches, 0-6, Sunday = 0 */
+	unsigned flags;  /* CRON_* below */
+	char text[128];  /* the expression as given, for messages */
 };
-#define CRON_MIN_STAR 0x01  /* the minute field begins with '*' */
+#define CRON_MIN_STAR  0x01 /* the minute field begins with '*' */
 #define CRON_HOUR_STAR 0x02 /* the hour field begins with '*' */
-#define CRON_DOM_STAR 0x04  /* the day-of-month field begins with '*' */
-#define CRON_DOW_STAR 0x08  /* the day-of-week field begins with '*' */
+#define CRON_DOM_STAR  0x04 /* the day-of-month field begins with '*' */
+#define CRON_DOW_STAR  0x08 /* the day-of-week field begins with '*' */
 int cron_parse(const char *expr, struct cron *out, char *err, size_t errlen);
 int cron_is_wildcard(const struct cron *c);
 int cron_day_matches(const struct cron *c, int year, int month, int mday);
@@ -105,56 +105,58 @@ enum dst_gap {
 	DST_GAP_SKIP,  /* a match inside a gap does not fire */
 };
 enum dst_fold {
-	DST_FOLD_AUTO,	/* cronie: first for fixed-time, both for wildcard */
+	DST_FOLD_AUTO,  /* cronie: first for fixed-time, both for wildcard */
 	DST_FOLD_FIRST, /* a repeated wall time fires at its first pass only */
-	DST_FOLD_BOTH,	/* a repeated wall time fires in both passes */
+	DST_FOLD_BOTH,  /* a repeated wall time fires in both passes */
 };
 struct timing {
 	enum sched_kind kind; /* which of the fields below count */
 	int64_t interval;     /* INTERVAL: seconds between slots, > 0 */
 	int64_t start_at;     /* INTERVAL: anchor; others: no slot before it */
-	int64_t at;	      /* ONCE: the instant */
+	int64_t at;           /* ONCE: the instant */
 	struct cron cron;     /* CRON: the expression */
 	const struct tz *tz;  /* CRON and previews: the zone (NULL = UTC) */
 	enum dst_gap gap;     /* CRON: spring-forward rule */
 	enum dst_fold fold;   /* CRON: fall-back rule */
 };
 enum slot_note {
-	SLOT_NOTE_NONE,	       /* an ordinary slot */
-	SLOT_NOTE_GAP_SHIFT,   /* wall time did not exist: moved to transition */
-	SLOT_NOTE_FOLD_FIRST,  /* first pass of a repeated wall time */
-	SLOT_NOTE_FOLD_SECOND, /* second pass of a repeated wall time */
+	SLOT_NOTE_NONE,       /* an ordinary slot */
+	SLOT_NOTE_GAP_SHIFT,  /* wall time did not exist: moved to transition */
+	SLOT_NOTE_FOLD_ONLY,  /* repeated wall time: fires at first pass only */
+	SLOT_NOTE_FOLD_FIRST, /* repeated wall time: first of two fires */
+	SLOT_NOTE_FOLD_SECOND, /* repeated wall time: second of two fires */
 };
 struct slot {
-	int64_t at;	     /* the fire instant */
-	int64_t wall;	     /* the matching wall time (CRON), else at+offset */
+	int64_t at;          /* the fire instant */
+	int64_t wall;        /* the matching wall time (CRON), else at+offset */
 	enum slot_note note; /* what a DST rule did to it */
 };
 enum catch_up {
 	CATCH_UP_LATEST, /* fire the most recent missed slot once */
-	CATCH_UP_ALL,	 /* fire every missed slot, up to a maximum */
-	CATCH_UP_NONE,	 /* fire none of them */
+	CATCH_UP_ALL,    /* fire every missed slot, up to a maximum */
+	CATCH_UP_NONE,   /* fire none of them */
 };
 struct catch_up_policy {
-	enum catch_up mode;	   /* what to do with missed slots */
-	int64_t max_runs;	   /* ALL: at most this many, >= 1 */
-	int64_t deadline;	   /* starting deadline in seconds, -1: none */
+	enum catch_up mode; /* what to do with missed slots */
+	int64_t max_runs;   /* ALL: at most this many, >= 1 */
+	int64_t deadline;   /* starting deadline in seconds, -1: none */
 };
 #define SLOT_PLAN_MAX 1000 /* most slots one plan fires */
 struct slot_plan {
 	int64_t fire[SLOT_PLAN_MAX]; /* slots to run now, oldest first */
-	int nfire;		     /* entries in fire */
-	int64_t missed;		     /* slots dropped by the policy */
-	int64_t missed_first;	     /* oldest dropped slot, if missed > 0 */
-	int64_t missed_last;	     /* newest dropped slot, if missed > 0 */
-	int64_t expired;	     /* slots past the starting deadline */
-	int64_t expired_first;	     /* oldest expired slot, if expired > 0 */
-	int64_t expired_last;	     /* newest expired slot, if expired > 0 */
-	int64_t next;		     /* first slot after now, or CV_NEVER */
+	int nfire;                   /* entries in fire */
+	int64_t missed;              /* slots dropped by the policy */
+	int64_t missed_first;        /* oldest dropped slot, if missed > 0 */
+	int64_t missed_last;         /* newest dropped slot, if missed > 0 */
+	int64_t expired;             /* slots past the starting deadline */
+	int64_t expired_first;       /* oldest expired slot, if expired > 0 */
+	int64_t expired_last;        /* newest expired slot, if expired > 0 */
+	int64_t next;                /* first slot after now, or CV_NEVER */
+	int exact;                   /* 0: missed is a lower bound (huge gap) */
 };
 int slot_next(const struct timing *tm, int64_t after, struct slot *out);
-int64_t slot_jitter(const char *id, int64_t slot, int64_t next_slot,
-    int64_t jitter);
+int64_t slot_jitter(
+    const char *id, int64_t slot, int64_t next_slot, int64_t jitter);
 int slot_plan(const struct timing *tm, const struct catch_up_policy *pol,
     int64_t due, int64_t now, struct slot_plan *out);
 const char *slot_note_text(enum slot_note note);
@@ -164,13 +166,13 @@ enum outcome {
 	OUTCOME_SUCCESS, /* the run did what it should */
 	OUTCOME_FAILURE, /* it ran and failed */
 	OUTCOME_TIMEOUT, /* it ran past its timeout and was killed */
-	OUTCOME_LOST,	 /* its supervisor vanished; nobody knows */
+	OUTCOME_LOST,    /* its supervisor vanished; nobody knows */
 	OUTCOME_SKIPPED, /* the slot did not run (overlap) */
 };
 enum backoff {
 	BACKOFF_EXPONENTIAL, /* d * 2^(rc-1), capped at 10 d */
-	BACKOFF_LINEAR,	     /* d * rc, capped at 10 d */
-	BACKOFF_FIXED,	     /* d */
+	BACKOFF_LINEAR,      /* d * rc, capped at 10 d */
+	BACKOFF_FIXED,       /* d */
 };
 enum step {
 	STEP_NEXT,  /* go on to the next slot */
@@ -182,15 +184,15 @@ struct retry_policy {
 	int64_t total_repeats; /* successful runs wanted; 0 = forever */
 	int64_t max_retries;   /* retries per repeat, >= 0 */
 	enum backoff backoff;  /* how the retry delay grows */
-	int64_t delay;	       /* base retry delay in seconds, > 0 */
+	int64_t delay;         /* base retry delay in seconds, > 0 */
 };
 struct transition {
-	enum step step;	   /* what happens next */
-	int64_t repeat;	   /* repeat number n of the next run */
-	int64_t retry;	   /* retry count rc of the next run */
-	int64_t delay;	   /* STEP_RETRY: seconds until the retry */
-	int counts_run;	   /* 1: add one to run_count */
-	int counts_error;  /* 1: add one to error_count */
+	enum step step;   /* what happens next */
+	int64_t repeat;   /* repeat number n of the next run */
+	int64_t retry;    /* retry count rc of the next run */
+	int64_t delay;    /* STEP_RETRY: seconds until the retry */
+	int counts_run;   /* 1: add one to run_count */
+	int counts_error; /* 1: add one to error_count */
 };
 void retry_next(const struct retry_policy *pol, int64_t repeat, int64_t retry,
     enum outcome outcome, int retryable, struct transition *out);
@@ -200,28 +202,28 @@ int retry_backoff_parse(const char *name, enum backoff *out);
 
 /* result.c: the runner's result frame, a length-prefixed msgpack map. */
 enum result_status {
-	RESULT_OK,	/* the target succeeded */
-	RESULT_FAILED,	/* it ran and failed (exit code, signal, HTTP) */
+	RESULT_OK,      /* the target succeeded */
+	RESULT_FAILED,  /* it ran and failed (exit code, signal, HTTP) */
 	RESULT_TIMEOUT, /* it was killed at its timeout */
-	RESULT_ERROR,	/* the runner could not run it at all */
+	RESULT_ERROR,   /* the runner could not run it at all */
 };
 struct result {
 	enum result_status status; /* what happened */
-	int64_t exit_code;	   /* -1: none (killed, or not a command) */
-	int64_t signal;		   /* signal that ended it, 0: none */
-	int64_t http_status;	   /* HTTP status, 0: none */
-	int64_t duration_us;	   /* wall time the target took */
-	int64_t cpu_user_us;	   /* user CPU of the target's processes */
-	int64_t cpu_sys_us;	   /* system CPU of the target's processes */
-	int64_t max_rss_kb;	   /* peak resident memory, KiB */
-	char *output;		   /* tail of the output, may hold NULs */
-	size_t output_len;	   /* bytes in output */
-	char *error;		   /* error text, NUL-terminated, or NULL */
-	int retryable;		   /* 0: a retry cannot help */
+	int64_t exit_code;         /* -1: none (killed, or not a command) */
+	int64_t signal;            /* signal that ended it, 0: none */
+	int64_t http_status;       /* HTTP status, 0: none */
+	int64_t duration_us;       /* wall time the target took */
+	int64_t cpu_user_us;       /* user CPU of the target's processes */
+	int64_t cpu_sys_us;        /* system CPU of the target's processes */
+	int64_t max_rss_kb;        /* peak resident memory, KiB */
+	char *output;              /* tail of the output, may hold NULs */
+	size_t output_len;         /* bytes in output */
+	char *error;               /* error text, NUL-terminated, or NULL */
+	int retryable;             /* 0: a retry cannot help */
 };
-#define RESULT_FRAME_MAX (256 * 1024) /* largest payload accepted */
-#define RESULT_OUTPUT_MAX (64 * 1024) /* longest output tail sent */
-#define RESULT_ERROR_MAX 4096	      /* longest error text sent */
+#define RESULT_FRAME_MAX  (256 * 1024) /* largest payload accepted */
+#define RESULT_OUTPUT_MAX (64 * 1024)  /* longest output tail sent */
+#define RESULT_ERROR_MAX  4096         /* longest error text sent */
 enum result_reader_state {
 	RESULT_READER_HEADER,  /* reading the 4-byte length */
 	RESULT_READER_PAYLOAD, /* reading the payload */
@@ -230,11 +232,11 @@ enum result_reader_state {
 };
 struct result_reader {
 	enum result_reader_state state; /* where in the frame we are */
-	unsigned char hdr[4];		/* length prefix, big-endian */
-	size_t hdrlen;			/* bytes of hdr read */
-	unsigned char *buf;		/* payload being read */
-	size_t need;			/* payload length */
-	size_t len;			/* payload bytes read */
+	unsigned char hdr[4];           /* length prefix, big-endian */
+	size_t hdrlen;                  /* bytes of hdr read */
+	unsigned char *buf;             /* payload being read */
+	size_t need;                    /* payload length */
+	size_t len;                     /* payload bytes read */
 };
 void result_init(struct result *r);
 void result_clear(struct result *r);
@@ -246,48 +248,49 @@ void result_reader_init(struct result_reader *rd);
 void result_reader_clear(struct result_reader *rd);
 int result_reader_feed(struct result_reader *rd, const unsigned char *data,
     size_t len, size_t *used, struct result *out, char *err, size_t errlen);
+int result_reader_eof(struct result_reader *rd, char *err, size_t errlen);
 
 /* config.c: /etc/cronvisor/cronvisor.conf and its environment overrides. */
 #define CONFIG_PATH "/etc/cronvisor/cronvisor.conf"
 struct config {
-	char *database_url;	     /* libpq conninfo or URI */
-	char *redis_url;	     /* redis target default server */
-	char *receiver_url;	     /* where target-less schedules POST */
-	char *supervisor_name;	     /* this supervisor's name, "" = host */
+	char *database_url;          /* libpq conninfo or URI */
+	char *redis_url;             /* redis target default server */
+	char *receiver_url;          /* where target-less schedules POST */
+	char *supervisor_name;       /* this supervisor's name, "" = host */
 	enum log_level log_level;    /* how much to log */
 	int64_t max_concurrent_runs; /* runs in flight per supervisor */
-	int64_t claim_batch;	     /* schedules claimed per transaction */
+	int64_t claim_batch;         /* schedules claimed per transaction */
 	int64_t heartbeat_seconds;   /* how often a supervisor heartbeats */
-	int64_t lease_seconds;	     /* heartbeat age that declares it dead */
-	int64_t shutdown_grace_seconds; /* SIGTERM: how long runs may finish */
-	int64_t kill_grace_seconds;  /* SIGTERM to SIGKILL at a timeout */
-	int64_t output_tail_bytes;   /* output kept per run */
+	int64_t lease_seconds;       /* heartbeat age that declares it dead */
+	int64_t shutdown_grace_seconds;  /* SIGTERM: how long runs may finish */
+	int64_t kill_grace_seconds;      /* SIGTERM to SIGKILL at a timeout */
+	int64_t output_tail_bytes;       /* output kept per run */
 	int64_t default_timeout_seconds; /* per-run timeout if none given */
-	int64_t limit_cpu_seconds;   /* default and maximum RLIMIT_CPU */
-	int64_t limit_memory_mb;     /* default and maximum RLIMIT_AS */
-	int64_t limit_nofile;	     /* default and maximum RLIMIT_NOFILE */
-	int64_t limit_nproc;	     /* default and maximum RLIMIT_NPROC */
-	int64_t limit_fsize_mb;	     /* default and maximum RLIMIT_FSIZE */
-	char *api_listen;	     /* unix:/path or 127.0.0.1:port */
-	char *api_socket_mode;	     /* octal mode of the API socket */
-	char *api_socket_group;	     /* group of the API socket, "" = own */
-	int64_t api_threads;	     /* FastCGI worker threads */
-	int64_t api_max_body_bytes;  /* largest request body accepted */
+	int64_t limit_cpu_seconds;       /* default and maximum RLIMIT_CPU */
+	int64_t limit_memory_mb;         /* default and maximum RLIMIT_AS */
+	int64_t limit_nofile;            /* default and maximum RLIMIT_NOFILE */
+	int64_t limit_nproc;             /* default and maximum RLIMIT_NPROC */
+	int64_t limit_fsize_mb;          /* default and maximum RLIMIT_FSIZE */
+	char *api_listen;                /* unix:/path or 127.0.0.1:port */
+	char *api_socket_mode;           /* octal mode of the API socket */
+	char *api_socket_group;          /* group of the API socket, "" = own */
+	int64_t api_threads;             /* FastCGI worker threads */
+	int64_t api_max_body_bytes;      /* largest request body accepted */
 };
 void config_defaults(struct config *cf);
 int config_parse(struct config *cf, const char *text, size_t len,
     const char *source, char *err, size_t errlen);
 int config_env(struct config *cf, char *err, size_t errlen);
-int config_load(struct config *cf, const char *path, int must_exist,
-    char *err, size_t errlen);
+int config_load(struct config *cf, const char *path, int must_exist, char *err,
+    size_t errlen);
 void config_print(const struct config *cf, FILE *fp);
 void config_clear(struct config *cf);
 
 /* timefmt.c: RFC 3339 instants and durations, in and out. */
 int timefmt_utc(int64_t t, char *buf, size_t len);
 int timefmt_local(int64_t t, const struct tz *tz, char *buf, size_t len);
-int timefmt_parse(const char *s, const struct tz *tz, int64_t *out,
-    char *err, size_t errlen);
+int timefmt_parse(
+    const char *s, const struct tz *tz, int64_t *out, char *err, size_t errlen);
 int timefmt_duration(const char *s, int64_t *out, char *err, size_t errlen);
 
 #endif /* CRONVISOR_H */

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,20 +64,63 @@ io_write_all(int fd, const void *buf, size_t len)
 }
 
 /*
+ * Reads from fd into a buffer grown from hint + 1 bytes until end of file
+ * or until more than max bytes came: the size fstat() gave is only a hint,
+ * since the file may change after it and files under /proc report 0.
+ * Sets *buf and *len (a NUL is appended, not counted) and returns 0, or
+ * returns -1 with errno set (EFBIG: more than max bytes).
+ */
+static int
+io_read_grow(int fd, size_t hint, size_t max, unsigned char **buf, size_t *len)
+{
+	unsigned char *p = NULL, *q;
+	size_t cap, got = 0;
+	ssize_t n;
+
+	/* No buffer can be that large, and max + 2 must not wrap around. */
+	if (max > SIZE_MAX / 2)
+		max = SIZE_MAX / 2;
+	cap = (hint < max ? hint : max) + 1;
+	for (;;) {
+		if ((q = realloc(p, cap + 1)) == NULL)
+			goto fail;
+		p = q;
+		if ((n = io_read(fd, p + got, cap - got)) == -1)
+			goto fail;
+		got += (size_t)n;
+		if (got < cap)
+			break; /* end of file */
+		if (got > max) {
+			errno = EFBIG;
+			goto fail;
+		}
+		cap = cap <= max / 2 ? cap * 2 : max + 1;
+	}
+	p[got] = '\0';
+	*buf = p;
+	*len = got;
+	return 0;
+fail:
+	free(p);
+	return -1;
+}
+
+/*
  * Reads a whole regular file of at most max bytes into a new buffer that
  * the caller frees; a NUL byte is appended (not counted in *len) so text
  * files can be used as strings.  Returns 0, or -1 with errno set: EFBIG when
- * the file is larger than max, EINVAL when it is not a regular file.
+ * the file is larger than max, EINVAL when it is not a regular file.  The
+ * file is opened O_NONBLOCK so that a FIFO or a device is refused instead
+ * of blocking the open; that flag means nothing to a regular file.
  */
 int
 io_read_file(const char *path, size_t max, unsigned char **buf, size_t *len)
 {
 	struct stat st;
-	unsigned char *p = NULL;
-	ssize_t n;
 	int fd, saved;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) ==
+	    -1)
 		return -1;
 	if (fstat(fd, &st) == -1)
 		goto fail;
@@ -88,23 +132,12 @@ io_read_file(const char *path, size_t max, unsigned char **buf, size_t *len)
 		errno = EFBIG;
 		goto fail;
 	}
-	/* One byte more than the size tells whether the file grew since. */
-	if ((p = malloc((size_t)st.st_size + 2)) == NULL)
+	if (io_read_grow(fd, (size_t)st.st_size, max, buf, len) == -1)
 		goto fail;
-	if ((n = io_read(fd, p, (size_t)st.st_size + 1)) == -1)
-		goto fail;
-	if ((size_t)n > (size_t)st.st_size) {
-		errno = EFBIG;
-		goto fail;
-	}
-	p[n] = '\0';
 	close(fd);
-	*buf = p;
-	*len = (size_t)n;
 	return 0;
 fail:
 	saved = errno;
-	free(p);
 	close(fd);
 	errno = saved;
 	return -1;

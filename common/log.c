@@ -79,8 +79,7 @@ log_prefix(const char *fmt, ...)
  * Formats one line and writes it with a single fprintf so that lines of
  * concurrent threads do not interleave.  errnum >= 0 appends its text.
  */
-static void CV_PRINTF(1, 0)
-log_vline(const char *fmt, va_list ap, int errnum)
+static void CV_PRINTF(1, 0) log_vline(const char *fmt, va_list ap, int errnum)
 {
 	char msg[2048];
 

@@ -1,1 +1,286 @@
-/* placeholder */
+/*
+ * timefmt.c: instants and durations as people and the API write them.
+ * Output is RFC 3339: UTC with a "Z", or local time with its offset.  Input
+ * is RFC 3339 with "Z" or an offset (an instant), the same without one (a
+ * wall time in the given zone, resolved like a fixed-time cron job: a time
+ * inside a DST gap means the transition, a repeated one its first pass),
+ * a bare date (its midnight), or "@" and epoch seconds.  Durations are a
+ * number of seconds or a sequence such as "1h30m", "90s", "2d".
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cronvisor.h"
+
+/* Writes the broken-down form of wall time w as "YYYY-MM-DDTHH:MM:SS". */
+static int
+wall_format(int64_t w, char *buf, size_t len)
+{
+	time_t tt = (time_t)w;
+	struct tm tmv;
+	int n;
+
+	if (w < CV_TIME_MIN - 90000 || w > CV_TIME_MAX + 90000 ||
+	    gmtime_r(&tt, &tmv) == NULL)
+		return -1;
+	n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d",
+	    tmv.tm_year + 1900, tmv.tm_mon + 1, tmv.tm_mday, tmv.tm_hour,
+	    tmv.tm_min, tmv.tm_sec);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/*
+ * Formats t as "2026-03-09T13:00:00Z" into buf.  Returns 0, or -1 when t is
+ * outside [CV_TIME_MIN, CV_TIME_MAX] or buf is too small (25 bytes do).
+ */
+int
+timefmt_utc(int64_t t, char *buf, size_t len)
+{
+	if (t < CV_TIME_MIN || t > CV_TIME_MAX || wall_format(t, buf, len) ||
+	    strlen(buf) + 2 > len)
+		return -1;
+	strcat(buf, "Z");
+	return 0;
+}
+
+/*
+ * Formats t as local time in tz with its offset, "2026-03-09T09:00:00-04:00"
+ * (offsets with seconds, as some historical ones have, get ":SS" more).
+ * Returns 0, or -1 as timefmt_utc() does (32 bytes always suffice).
+ */
+int
+timefmt_local(int64_t t, const struct tz *tz, char *buf, size_t len)
+{
+	int32_t off = tz ? tz_offset_at(tz, t) : 0;
+	int32_t a = off < 0 ? -off : off;
+	char tail[16];
+	size_t used;
+
+	if (t < CV_TIME_MIN || t > CV_TIME_MAX ||
+	    wall_format(t + off, buf, len))
+		return -1;
+	if (a % 60)
+		snprintf(tail, sizeof(tail), "%c%02d:%02d:%02d",
+		    off < 0 ? '-' : '+', a / 3600, a / 60 % 60, a % 60);
+	else
+		snprintf(tail, sizeof(tail), "%c%02d:%02d", off < 0 ? '-' : '+',
+		    a / 3600, a / 60 % 60);
+	used = strlen(buf);
+	if (used + strlen(tail) + 1 > len)
+		return -1;
+	strcpy(buf + used, tail);
+	return 0;
+}
+
+/* Reads exactly n digits at *p into *v and advances *p; 0 or -1. */
+static int
+digits(const char **p, int n, int *v)
+{
+	*v = 0;
+	for (int i = 0; i < n; i++, (*p)++) {
+		if (!isdigit((unsigned char)**p))
+			return -1;
+		*v = *v * 10 + (**p - '0');
+	}
+	return 0;
+}
+
+static int
+days_in_month(int y, int m)
+{
+	static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+	return m == 2 ? 28 + leap : d[m - 1];
+}
+
+/*
+ * Parses "YYYY-MM-DD[(T| )HH:MM[:SS[.fraction]]]" into wall seconds and
+ * leaves *p after it.  Returns 0, or -1 with err set.
+ */
+static int
+parse_wall(const char **p, int64_t *wall, char *err, size_t errlen)
+{
+	struct tm tmv;
+	int y, mo, d, h = 0, mi = 0, s = 0;
+
+	memset(&tmv, 0, sizeof(tmv));
+	if (digits(p, 4, &y) || *(*p)++ != '-' || digits(p, 2, &mo) ||
+	    *(*p)++ != '-' || digits(p, 2, &d))
+		goto bad;
+	if (**p == 'T' || **p == 't' || **p == ' ') {
+		(*p)++;
+		if (digits(p, 2, &h) || *(*p)++ != ':' || digits(p, 2, &mi))
+			goto bad;
+		if (**p == ':' && ((*p)++, digits(p, 2, &s)))
+			goto bad;
+		if (**p == '.' && isdigit((unsigned char)(*p)[1]))
+			for ((*p)++; isdigit((unsigned char)**p); (*p)++)
+				; /* sub-second digits: slots are whole seconds
+				   */
+	}
+	if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) ||
+	    h > 23 || mi > 59 || s > 59) {
+		snprintf(err, errlen, "date or time out of range");
+		return -1;
+	}
+	tmv.tm_year = y - 1900;
+	tmv.tm_mon = mo - 1;
+	tmv.tm_mday = d;
+	tmv.tm_hour = h;
+	tmv.tm_min = mi;
+	tmv.tm_sec = s;
+	*wall = (int64_t)timegm(&tmv);
+	return 0;
+bad:
+	snprintf(err, errlen,
+	    "expected YYYY-MM-DDTHH:MM:SS with an optional "
+	    "Z or UTC offset");
+	return -1;
+}
+
+/*
+ * Parses "Z", "+HH:MM" / "-HH:MM" / "+HHMM", or "+HH:MM:SS" (the form
+ * timefmt_local() writes for historical offsets) at p; returns 1 found,
+ * 0 none, -1 malformed.
+ */
+static int
+parse_offset(const char *p, int32_t *off)
+{
+	int h, m, s = 0, sign;
+
+	if ((p[0] == 'Z' || p[0] == 'z') && p[1] == '\0') {
+		*off = 0;
+		return 1;
+	}
+	if (p[0] != '+' && p[0] != '-')
+		return p[0] == '\0' ? 0 : -1;
+	sign = p[0] == '-' ? -1 : 1;
+	p++;
+	if (digits(&p, 2, &h) || (*p == ':' && *++p == '\0') ||
+	    digits(&p, 2, &m) || h > 23 || m > 59)
+		return -1;
+	if (*p == ':' && (p++, digits(&p, 2, &s) || s > 59))
+		return -1;
+	if (*p != '\0')
+		return -1;
+	*off = sign * (h * 3600 + m * 60 + s);
+	return 1;
+}
+
+/*
+ * Parses an instant (see the top of the file) into *out.  A wall time
+ * without offset is read in tz (UTC when tz is NULL).  Returns 0, or -1
+ * with err naming the problem; *out is untouched on error.
+ */
+int
+timefmt_parse(
+    const char *s, const struct tz *tz, int64_t *out, char *err, size_t errlen)
+{
+	const char *p = s;
+	int64_t wall, utc[2];
+	int32_t off;
+	char *end;
+	int r;
+
+	if (s[0] == '@') {
+		errno = 0;
+		wall = strtoll(s + 1, &end, 10);
+		if (end == s + 1 || *end != '\0' || errno ||
+		    wall < CV_TIME_MIN || wall > CV_TIME_MAX) {
+			snprintf(err, errlen, "\"%s\": bad epoch seconds", s);
+			return -1;
+		}
+		*out = wall;
+		return 0;
+	}
+	if (parse_wall(&p, &wall, err, errlen) == -1)
+		return -1;
+	if ((r = parse_offset(p, &off)) == -1) {
+		snprintf(err, errlen, "\"%s\": bad UTC offset \"%s\"", s, p);
+		return -1;
+	}
+	if (r == 1) {
+		utc[0] = wall - off;
+	} else if (tz == NULL) {
+		utc[0] = wall;
+	} else {
+		/* A gap gives the transition instant, a fold its first pass. */
+		tz_local_to_utc(tz, wall, utc);
+	}
+	if (utc[0] < CV_TIME_MIN || utc[0] > CV_TIME_MAX) {
+		snprintf(err, errlen, "\"%s\" is out of range", s);
+		return -1;
+	}
+	*out = utc[0];
+	return 0;
+}
+
+/*
+ * Parses a duration: a whole number of seconds ("90"), or one or more
+ * number-unit pairs with units w, d, h, m, s ("1h30m", "90s").  The result
+ * is between 1 second and 100 years.  Returns 0, or -1 with err set.
+ */
+int
+timefmt_duration(const char *s, int64_t *out, char *err, size_t errlen)
+{
+	const int64_t max = 100LL * 366 * 86400;
+	const char *p = s;
+	int64_t total = 0, n, unit;
+	char *end;
+
+	do {
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		errno = 0;
+		n = strtoll(p, &end, 10);
+		if (errno || n > max)
+			goto range;
+		switch (*end) {
+		case 'w':
+			unit = 7 * 86400;
+			break;
+		case 'd':
+			unit = 86400;
+			break;
+		case 'h':
+			unit = 3600;
+			break;
+		case 'm':
+			unit = 60;
+			break;
+		case 's':
+			unit = 1;
+			break;
+		case '\0':
+			if (p != s)
+				goto bad;
+			unit = 1;
+			end--;
+			break;
+		default:
+			goto bad;
+		}
+		if (n > max / unit || (total += n * unit) > max)
+			goto range;
+		p = end + 1;
+	} while (*p != '\0');
+	if (total < 1)
+		goto range;
+	*out = total;
+	return 0;
+bad:
+	snprintf(err, errlen,
+	    "\"%s\" is not a duration such as 90s, 5m, "
+	    "1h30m or 2d",
+	    s);
+	return -1;
+range:
+	snprintf(
+	    err, errlen, "duration \"%s\" is out of range 1s-100 years", s);
+	return -1;
+}

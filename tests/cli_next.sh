@@ -1,2 +1,86 @@
 #!/bin/sh
-exit 0
+# cli_next.sh: drives "cronvisorctl next" and "cronvisorctl config check"
+# the way a user does and checks what they print and how they exit.
+# Usage: cli_next.sh PATH/TO/cronvisorctl
+set -u
+ctl=$1
+pass=0
+fail=0
+
+# check NAME WANT-EXIT WANT-SUBSTRING -- COMMAND...: runs the command and
+# checks its exit status and that its stdout+stderr contain the substring.
+check() {
+	name=$1 want_rc=$2 want=$3
+	shift 4
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -eq "$want_rc" ] && printf '%s' "$out" | grep -qF -- "$want"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		printf 'FAIL %s: exit %s (want %s), output:\n%s\n(want "%s")\n' \
+			"$name" "$rc" "$want_rc" "$out" "$want"
+	fi
+}
+
+check weekdays 0 "2026-03-09T13:00:00Z  Mon 2026-03-09 09:00:00-04:00 EDT" -- \
+	"$ctl" next '0 9 * * 1-5' --tz America/New_York --count 5 \
+	--from 2026-03-07T00:00:00Z
+check count 0 "2026-03-13T13:00:00Z" -- \
+	"$ctl" next '0 9 * * 1-5' --tz America/New_York --count 5 \
+	--from 2026-03-07T00:00:00Z
+check gap-note 0 "2026-03-08T07:00:00Z  Sun 2026-03-08 03:00:00-04:00 EDT  (02:30 wall time skipped by DST" -- \
+	"$ctl" next '30 2 * * *' --tz America/New_York --count 2 \
+	--from 2026-03-07T12:00:00Z
+check fold-note 0 "(wall time repeated by DST: second of two fires)" -- \
+	"$ctl" next '30 1 * * *' --tz America/New_York --count 3 \
+	--dst-fold both --from 2026-10-31T12:00:00Z
+check every 0 "2026-01-01T00:03:00Z" -- \
+	"$ctl" next --every 90s --start 2026-01-01T00:00:00Z --count 3 \
+	--from 2025-12-31T00:00:00Z
+check at 0 "2026-12-24T17:00:00Z  Thu 2026-12-24 18:00:00+01:00 CET" -- \
+	"$ctl" next --at 2026-12-24T18:00:00 --tz Europe/Berlin --from 2026-01-01
+out=$("$ctl" next --every 90s --start 2026-01-01T00:00:00Z --count 3 \
+	--format epoch --from 2025-12-31T00:00:00Z | tr '\n' ' ')
+check epoch 0 "1767225600 1767225690 1767225780 " -- echo "$out"
+out=$("$ctl" next '@daily' --tz Asia/Kathmandu --count 2 --json \
+	--from 2026-06-01T00:00:00Z | jq -c '[.timezone, .next[0].epoch, .next[0].local, .next[1].offset]')
+check json 0 '["Asia/Kathmandu",1780337700,"2026-06-02T00:00:00+05:45",20700]' -- echo "$out"
+
+# errors name the problem and exit 1; usage errors exit 2
+check bad-hour 1 "hour: 24 is out of range 0-23" -- "$ctl" next '0 24 * * *'
+check reversed 1 "day-of-week: reversed range FRI-MON" -- "$ctl" next '0 0 * * FRI-MON'
+check never 1 "never fires" -- "$ctl" next '0 0 30 2 *'
+check bad-zone 1 'unknown time zone "Mars/Olympus"' -- "$ctl" next '* * * * *' --tz Mars/Olympus
+check bad-from 1 "--from:" -- "$ctl" next '* * * * *' --from tomorrow
+check bad-every 1 "not a duration" -- "$ctl" next --every soon
+check two-kinds 1 "exactly one of" -- "$ctl" next '* * * * *' --every 5m
+check bad-count 2 "--count" -- "$ctl" next '* * * * *' --count 0
+check unquoted 2 "quote the cron expression" -- "$ctl" next 0 9 '*' '*' '*'
+check bad-cmd 2 'unknown command "nxet"' -- "$ctl" nxet
+check help 0 "--dst-fold" -- "$ctl" next --help
+
+# batch: one reply per line, in order, errors inline
+replies=$(printf '%s\n' \
+	'{"id": 1, "cron": "0 9 * * 1-5", "tz": "America/New_York", "from": 1772841600, "count": 2}' \
+	'' \
+	'{"id": "b", "cron": "0 24 * * *", "from": 0, "count": 1}' \
+	'not json' \
+	'{"id": [3], "every": 90, "start": "2026-01-01T00:00:00Z", "from": 1767225600, "count": 2}' \
+	'{"id": 4, "cron": "* * * * *", "tz": "Nowhere/Land"}' \
+	'{"id": 5, "cron": "* * * * *", "color": "red"}' |
+	"$ctl" next --batch | tr '\n' '|')
+check batch 0 '{"id":1,"next":[1773061200,1773147600]}|{"id":"b","error":"hour: 24 is out of range 0-23"}|{"id":null,"error":' -- echo "$replies"
+check batch-every 0 '{"id":[3],"next":[1767225690,1767225780]}|{"id":4,"error":"unknown time zone \"Nowhere/Land\""}|{"id":5,"error":' -- echo "$replies"
+
+# config check prints the effective configuration, env overrides applied
+empty=$(mktemp)
+trap 'rm -f "$empty"' EXIT
+check config 0 "max_concurrent_runs = 7" -- \
+	env CRONVISOR_MAX_CONCURRENT_RUNS=7 "$ctl" config check -f "$empty"
+check config-bad 1 "CRONVISOR_MAX_CONCURRENT_RUNS: 0 is out of range" -- \
+	env CRONVISOR_MAX_CONCURRENT_RUNS=0 "$ctl" config check -f "$empty"
+check config-missing 1 "No such file" -- "$ctl" config check -f /nonexistent/cronvisor.conf
+
+echo "cli_next: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
