@@ -312,18 +312,57 @@ next_usage(FILE *fp)
 /* Reads a TIME argument now that the zone is known. */
 static int
 arg_time(
-    const char *s, const char *tzname, int64_t *out, char *err, size_t errlen)
+    const char *s, const char *zone, int64_t *out, char *err, size_t errlen)
 {
 	const struct tz *tz = NULL;
 
-	if (tzname && (tz = tz_get(tzname, err, errlen)) == NULL)
+	if (zone && (tz = tz_get(zone, err, errlen)) == NULL)
 		return -1;
 	return timefmt_parse(s, tz, out, err, errlen);
 }
 
-/* Entry point of "cronvisorctl next"; argv[0] is "next". */
-int
-next_main(int argc, char **argv)
+/* What the command line asked for. */
+struct next_opts {
+	struct next_req rq;   /* the preview */
+	enum next_format fmt; /* how to print it */
+	const char *from;     /* --from, read once the zone is known */
+	int batch;            /* --batch */
+};
+
+/* Reads a --count or --format value into o; 0, or an exit status. */
+static int
+option_value(int c, const char *arg, struct next_opts *o)
+{
+	char *end;
+
+	if (c == 'c') {
+		o->rq.count = strtoll(arg, &end, 10);
+		if (*arg == '\0' || *end != '\0' || o->rq.count < 1 ||
+		    o->rq.count > NEXT_COUNT_MAX)
+			return ctl_usage_error("--count: \"%s\" is not a "
+			                       "number from 1 to %d",
+			    arg, NEXT_COUNT_MAX);
+		return 0;
+	}
+	if (strcmp(arg, "epoch") == 0)
+		o->fmt = NEXT_FORMAT_EPOCH;
+	else if (strcmp(arg, "text") == 0)
+		o->fmt = NEXT_FORMAT_TEXT;
+	else if (strcmp(arg, "json") == 0)
+		o->fmt = NEXT_FORMAT_JSON;
+	else
+		return ctl_usage_error("--format: \"%s\" is not text, epoch "
+		                       "or json",
+		    arg);
+	return 0;
+}
+
+/*
+ * Parses the options of "cronvisorctl next" into o.  Returns 0 to go on,
+ * or 1 with *rc set when the command is over (--help, a usage error).
+ */
+static int
+next_options(int argc, char **argv, struct next_opts *o, int *rc)
 {
 	static const struct option opts[] = {
 	    {"tz", required_argument, NULL, 'z'},
@@ -340,90 +379,68 @@ next_main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct next_req rq = {.count = 5, .from = (int64_t)time(NULL)};
-	enum next_format fmt = NEXT_FORMAT_TEXT;
-	const char *from = NULL;
-	struct timing tm;
-	char err[CV_ERRLEN], *end;
-	int c, is_batch = 0;
+	const char **str[128] = {['z'] = &o->rq.tz,
+	    ['f'] = &o->from,
+	    ['e'] = &o->rq.every,
+	    ['s'] = &o->rq.start,
+	    ['a'] = &o->rq.at,
+	    ['g'] = &o->rq.gap,
+	    ['o'] = &o->rq.fold};
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(
 	            argc, argv, "z:c:f:e:s:a:g:o:F:jbh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'z':
-			rq.tz = optarg;
-			break;
-		case 'f':
-			from = optarg;
-			break;
-		case 'e':
-			rq.every = optarg;
-			break;
-		case 's':
-			rq.start = optarg;
-			break;
-		case 'a':
-			rq.at = optarg;
-			break;
-		case 'g':
-			rq.gap = optarg;
-			break;
-		case 'o':
-			rq.fold = optarg;
-			break;
-		case 'j':
-			fmt = NEXT_FORMAT_JSON;
-			break;
-		case 'b':
-			is_batch = 1;
-			break;
-		case 'h':
-			next_usage(stdout);
-			return CTL_EXIT_OK;
-		case 'c':
-			rq.count = strtoll(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || rq.count < 1 ||
-			    rq.count > NEXT_COUNT_MAX)
-				return ctl_usage_error("--count: \"%s\" is not "
-				                       "a number from 1 to %d",
-				    optarg, NEXT_COUNT_MAX);
-			break;
-		case 'F':
-			if (strcmp(optarg, "epoch") == 0)
-				fmt = NEXT_FORMAT_EPOCH;
-			else if (strcmp(optarg, "text") == 0)
-				fmt = NEXT_FORMAT_TEXT;
-			else if (strcmp(optarg, "json") == 0)
-				fmt = NEXT_FORMAT_JSON;
-			else
-				return ctl_usage_error("--format: \"%s\" is "
-				                       "not text, epoch or "
-				                       "json",
-				    optarg);
-			break;
-		default:
-			return CTL_EXIT_USAGE;
-		}
+		*rc = CTL_EXIT_OK;
+		if (c > 0 && c < 128 && str[c] != NULL)
+			*str[c] = optarg;
+		else if (c == 'j')
+			o->fmt = NEXT_FORMAT_JSON;
+		else if (c == 'b')
+			o->batch = 1;
+		else if (c == 'h')
+			return next_usage(stdout), 1;
+		else if (c == 'c' || c == 'F')
+			*rc = option_value(c, optarg, o);
+		else
+			*rc = CTL_EXIT_USAGE;
+		if (*rc != CTL_EXIT_OK)
+			return 1;
 	}
-	if (is_batch)
+	return 0;
+}
+
+/* Entry point of "cronvisorctl next"; argv[0] is "next". */
+int
+next_main(int argc, char **argv)
+{
+	struct next_opts o = {.rq = {.count = 5, .from = (int64_t)time(NULL)},
+	    .fmt = NEXT_FORMAT_TEXT};
+	struct timing tm;
+	char err[CV_ERRLEN];
+	int rc;
+
+	if (next_options(argc, argv, &o, &rc))
+		return rc;
+	if (o.batch)
 		return optind == argc
 		    ? batch()
 		    : ctl_usage_error("--batch takes no other arguments");
 	if (optind < argc)
-		rq.cron = argv[optind++];
+		o.rq.cron = argv[optind++];
 	if (optind < argc)
 		return ctl_usage_error("unexpected argument \"%s\" (quote the "
 		                       "cron expression)",
 		    argv[optind]);
-	if (from && arg_time(from, rq.tz, &rq.from, err, sizeof(err)) == -1) {
+	if (o.from &&
+	    arg_time(o.from, o.rq.tz, &o.rq.from, err, sizeof(err)) == -1) {
 		log_warnx("--from: %s", err);
 		return CTL_EXIT_FAIL;
 	}
-	if (req_timing(&rq, &tm, err, sizeof(err)) == -1) {
+	if (req_timing(&o.rq, &tm, err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
 		return CTL_EXIT_FAIL;
 	}
-	print_slots(&rq, &tm, fmt);
+	print_slots(&o.rq, &tm, o.fmt);
 	return CTL_EXIT_OK;
 }

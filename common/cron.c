@@ -276,7 +276,7 @@ element_parse(const struct ctx *cx, struct span el, uint64_t *bits)
 {
 	const char *slash;
 	struct span head = el, step_text;
-	int lo, hi, single, step = 1;
+	int lo = 0, hi = 0, single = 0, step = 1;
 
 	if (el.n == 0)
 		return field_fail(cx, "empty list element");

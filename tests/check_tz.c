@@ -594,8 +594,6 @@ START_TEST(test_parse_crafted_rejects)
 	expect_reject(&c, "bad DST flag");
 	c = craft_base(), c.ntypes = 0, c.ntrans = 0;
 	expect_reject(&c, "type count out of range");
-	c = craft_base(), c.nchars = 0, c.ntypes = 0;
-	expect_reject(&c, "type count out of range");
 	c = craft_base(), c.nchars = 0;
 	expect_reject(&c, "no abbreviations");
 	c = craft_base(), c.nind = 3, c.indval = 2;
@@ -638,6 +636,22 @@ START_TEST(test_parse_offset_bounds)
 		else
 			expect_reject(&c, "UTC offset out of range");
 	}
+}
+END_TEST
+
+/* 257 types: more than a one-byte index can name. */
+START_TEST(test_parse_too_many_types)
+{
+	unsigned char buf[4096];
+	struct craft c = craft_base();
+	char err[CV_ERRLEN];
+	size_t len = craft_build(&c, buf);
+
+	put32(buf + 44 + 36, 257);
+	ck_assert_ptr_null(tz_parse("X", buf, len, err, sizeof(err)));
+	ck_assert_str_eq(err,
+	    "time zone \"X\": malformed TZif file: type "
+	    "count out of range");
 }
 END_TEST
 
@@ -1436,6 +1450,7 @@ tz_suite(void)
 	tcase_add_test(parse, test_span_extreme_transitions);
 	tcase_add_test(parse, test_parse_crafted_rejects);
 	tcase_add_test(parse, test_parse_offset_bounds);
+	tcase_add_test(parse, test_parse_too_many_types);
 	tcase_add_test(parse, test_parse_huge_counts);
 	tcase_add_test(parse, test_parse_truncated);
 	tcase_add_test(parse, test_parse_real_damaged);
