@@ -972,9 +972,10 @@ tzif_footer(struct tzif *r, struct tz_footer *f)
 
 /*
  * The type before the first transition.  RFC 8536 says type 0; glibc takes
- * the first standard-time type (type 0 if all are DST).  zic always writes
- * a standard type 0, so they agree on real files; where they differ this
- * follows glibc, like the rest of the system.
+ * the first standard-time type (type 0 if all are DST).  zic's files start
+ * with a standard type 0 (local mean time, usually), so the two agree on
+ * every real zone; where they differ, this follows glibc, like the rest of
+ * the system (tests/check_tz.c checks crafted files against it).
  */
 static size_t
 first_std_type(const struct tz *tz)

@@ -103,6 +103,7 @@ check_from(const struct tz *tz, int64_t t)
 	}
 }
 
+/* Walks from both ends of the range, fixed years and an input instant. */
 static void
 exercise(const struct tz *tz, const uint8_t *data, size_t size)
 {
@@ -123,30 +124,72 @@ exercise(const struct tz *tz, const uint8_t *data, size_t size)
 		abort();
 }
 
+static unsigned char *
+put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+	return p + 4;
+}
+
+/* A TZif header: magic, version '2', 15 reserved bytes, six counts. */
+static unsigned char *
+put_header(unsigned char *p, uint32_t ntrans, uint32_t ntypes, uint32_t nchars)
+{
+	memcpy(p, "TZif2", 5);
+	memset(p + 5, 0, 15 + 12);
+	p = put32(p + 32, ntrans);
+	p = put32(p, ntypes);
+	return put32(p, nchars);
+}
+
 /*
  * A minimal v2 image: no v1 data, one transition at the epoch from LMT
  * (+00:30) to "UTC", then the input, up to its first newline, as footer.
+ * buf must hold size + 150 bytes.
  */
 static size_t
 wrap_footer(const uint8_t *data, size_t size, unsigned char *buf)
 {
-	static const unsigned char head[] = {'T', 'Z', 'i', 'f', '2', 0, 0, 0,
-	    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* v1 header: all counts 0 */
-	    'T', 'Z', 'i', 'f', '2', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0,
-	    8, /* v2 header: 1 transition, 2 types, 8 bytes of names */
-	    0, 0, 0, 0, 0, 0, 0, 0, 1, /* at 0, to type 1 */
-	    0, 0, 7, 8, 0, 0,          /* type 0: +00:30 LMT */
-	    0, 0, 0, 0, 0, 4,          /* type 1: +00:00 UTC */
+	static const unsigned char body[] = {0, 0, 0, 0, 0, 0, 0,
+	    0,                /* transition at 0 ... */
+	    1,                /* ... to type 1 */
+	    0, 0, 7, 8, 0, 0, /* type 0: +00:30, LMT */
+	    0, 0, 0, 0, 0, 4, /* type 1: +00:00, UTC */
 	    'L', 'M', 'T', 0, 'U', 'T', 'C', 0, '\n'};
 	const uint8_t *nl = memchr(data, '\n', size);
 	size_t len = nl != NULL ? (size_t)(nl - data) : size;
+	unsigned char *p = put_header(buf, 0, 0, 0);
 
-	memcpy(buf, head, sizeof(head));
-	memcpy(buf + sizeof(head), data, len);
-	buf[sizeof(head) + len] = '\n';
-	return sizeof(head) + len + 1;
+	p = put_header(p, 1, 2, 8);
+	memcpy(p, body, sizeof(body));
+	p += sizeof(body);
+	memcpy(p, data, len);
+	p[len] = '\n';
+	return (size_t)(p + len + 1 - buf);
+}
+
+/*
+ * The wrapper must itself be valid, or the footer half of the target would
+ * quietly test nothing but a rejection: check it with a known footer.
+ */
+static void
+wrap_selftest(void)
+{
+	static int done;
+	unsigned char buf[256];
+	char err[CV_ERRLEN];
+	struct tz *tz;
+
+	if (done++)
+		return;
+	tz = tz_parse("Fuzz/Self", buf,
+	    wrap_footer((const uint8_t *)"EST5EDT", 7, buf), err, sizeof(err));
+	if (tz == NULL || tz_offset_at(tz, 1500000000) != -14400)
+		abort();
+	tz_free(tz);
 }
 
 int
@@ -155,6 +198,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[CV_ERRLEN];
 	unsigned char *buf;
 	struct tz *tz;
+
+	wrap_selftest();
 
 	if ((tz = tz_parse("Fuzz/Zone", data, size, err, sizeof(err))) !=
 	    NULL) {
