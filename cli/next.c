@@ -119,10 +119,9 @@ print_text(const struct timing *tm, const struct slot *sl)
 		tz_span_at(tm->tz, sl->at, &sp);
 	timefmt_utc(sl->at, utc, sizeof(utc));
 	timefmt_local(sl->at, tm->tz, local, sizeof(local));
-	days =
-	    (sl->at + sp.offset) / 86400 - ((sl->at + sp.offset) % 86400 < 0);
+	days = civil_fdiv(sl->at + sp.offset, 86400);
 	local[10] = ' ';
-	printf("%s  %s %s %s", utc, wd[((days % 7) + 11) % 7], local, sp.abbr);
+	printf("%s  %s %s %s", utc, wd[civil_weekday(days)], local, sp.abbr);
 	if (sl->note == SLOT_NOTE_GAP_SHIFT) {
 		timefmt_utc(sl->wall, wall, sizeof(wall));
 		printf("  (%.5s %s)", wall + 11, slot_note_text(sl->note));

@@ -83,23 +83,8 @@ struct ctx {
 	size_t errlen;         /* its size */
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) CV_PRINTF(3, 4);
 static int field_fail(const struct ctx *cx, const char *fmt, ...)
     CV_PRINTF(2, 3);
-
-/* Formats an error that concerns the whole expression; returns -1. */
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* Formats "<field>: <reason>"; returns -1. */
 static int
@@ -351,21 +336,6 @@ split_fields(struct span s, struct span *out, int max)
 	return n;
 }
 
-static int
-is_leap(int64_t y)
-{
-	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-
-static int
-days_in_month(int64_t y, int m)
-{
-	static const int dim[13] = {
-	    0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-
-	return m == 2 && is_leap(y) ? 29 : dim[m];
-}
-
 /*
  * Whether, under the AND rule, some month of the month field holds a day of
  * the day-of-month field (February counts 29).  That is all that can stop
@@ -380,7 +350,7 @@ can_fire(const struct cron *c)
 		return 1;
 	for (int m = 1; m <= 12; m++)
 		if ((c->month >> m & 1) &&
-		    (c->dom & ((UINT64_C(2) << days_in_month(2000, m)) - 2)))
+		    (c->dom & ((UINT64_C(2) << civil_month_days(2000, m)) - 2)))
 			return 1;
 	return 0;
 }
@@ -397,7 +367,7 @@ fields_parse(struct span s, struct cron *c, char *err, size_t errlen)
 	int n = split_fields(s, f, 5);
 
 	if (n != 5)
-		return fail(err, errlen,
+		return log_errbuf(err, errlen,
 		    "expected 5 fields (minute hour "
 		    "day-of-month month day-of-week), got %d",
 		    n);
@@ -415,7 +385,7 @@ fields_parse(struct span s, struct cron *c, char *err, size_t errlen)
 	c->month = (uint16_t)bits[3];
 	c->dow = (uint8_t)((bits[4] | bits[4] >> 7) & DOW_BITS);
 	if (!can_fire(c))
-		return fail(err, errlen,
+		return log_errbuf(err, errlen,
 		    "the expression never fires: no month "
 		    "in the month field has any day in the day-of-month field");
 	return 0;
@@ -430,7 +400,7 @@ alias_parse(struct span s, struct cron *c, char *err, size_t errlen)
 	while (w < s.n && s.s[w] != ' ' && s.s[w] != '\t')
 		w++;
 	if (w == 7 && memcmp(s.s, "@reboot", 7) == 0)
-		return fail(err, errlen, "@reboot is not supported");
+		return log_errbuf(err, errlen, "@reboot is not supported");
 	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++) {
 		const char *e = aliases[i].expansion;
 
@@ -438,12 +408,12 @@ alias_parse(struct span s, struct cron *c, char *err, size_t errlen)
 		    memcmp(aliases[i].alias, s.s, w) != 0)
 			continue;
 		if (w != s.n)
-			return fail(
+			return log_errbuf(
 			    err, errlen, "%.*s takes no fields", (int)w, s.s);
 		return fields_parse(
 		    (struct span){e, strlen(e)}, c, err, errlen);
 	}
-	return fail(err, errlen,
+	return log_errbuf(err, errlen,
 	    "unknown alias %.*s (the aliases are @yearly, "
 	    "@annually, @monthly, @weekly, @daily, @midnight and @hourly, in "
 	    "lowercase)",
@@ -474,12 +444,12 @@ cron_parse(const char *expr, struct cron *out, char *err, size_t errlen)
 	while (s.n > 0 && strchr(space, s.s[s.n - 1]) != NULL)
 		s.n--;
 	if (s.n == 0)
-		return fail(err, errlen, "expression is empty");
+		return log_errbuf(err, errlen, "expression is empty");
 	if (s.n >= sizeof(c.text))
-		return fail(err, errlen, "expression is too long");
+		return log_errbuf(err, errlen, "expression is too long");
 	for (size_t i = 0; i < s.n; i++)
 		if ((s.s[i] < 0x20 || s.s[i] > 0x7e) && s.s[i] != '\t')
-			return fail(err, errlen,
+			return log_errbuf(err, errlen,
 			    "unexpected byte 0x%02x at offset %zu",
 			    (unsigned char)s.s[i], i);
 	memset(&c, 0, sizeof(c));
@@ -501,57 +471,6 @@ cron_is_wildcard(const struct cron *c)
 	return (c->flags & (CRON_MIN_STAR | CRON_HOUR_STAR)) != 0;
 }
 
-static int64_t
-floor_div(int64_t a, int64_t b)
-{
-	return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
-
-/*
- * Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (Howard
- * Hinnant's days_from_civil).  This and its inverse are written out rather
- * than taken from timegm() and gmtime_r(): cron_next_wall() calls them once
- * per month it skips, glibc's gmtime_r() takes the time zone lock on every
- * call and timegm() normalises through mktime()'s search, and ten lines of
- * integer arithmetic are exact over the whole int64 range we use.
- */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = floor_div(y, 400);
-	yoe = y - era * 400;
-	doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-/* The inverse of days_from_civil(). */
-static void
-civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-	int64_t era, doe, yoe, doy, mp;
-
-	z += 719468;
-	era = floor_div(z, 146097);
-	doe = z - era * 146097;
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
-	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
-/* Weekday of a day number, Sunday = 0 (1970-01-01 was a Thursday). */
-static int
-weekday(int64_t days)
-{
-	return (int)(days + 4 - floor_div(days + 4, 7) * 7);
-}
-
 /*
  * Returns 1 if the date year-month-mday passes day rule 6: both day fields
  * must match if either begins with '*', otherwise either may.  The month
@@ -563,10 +482,10 @@ cron_day_matches(const struct cron *c, int year, int month, int mday)
 	int dom, dow;
 
 	if (month < 1 || month > 12 || mday < 1 ||
-	    mday > days_in_month(year, month))
+	    mday > civil_month_days(year, month))
 		return 0;
 	dom = c->dom >> mday & 1;
-	dow = c->dow >> weekday(days_from_civil(year, month, mday)) & 1;
+	dow = c->dow >> civil_weekday(civil_days(year, month, mday)) & 1;
 	if (c->flags & (CRON_DOM_STAR | CRON_DOW_STAR))
 		return dom && dow;
 	return dom || dow;
@@ -590,7 +509,7 @@ next_bit(uint64_t mask, int from)
 static uint64_t
 month_days(const struct cron *c, int64_t y, int m, int64_t first)
 {
-	int wd = weekday(first);
+	int wd = civil_weekday(first);
 	uint64_t dow = c->dow, week, days;
 
 	week = ((dow >> wd) | (dow << (7 - wd))) & DOW_BITS;
@@ -599,7 +518,7 @@ month_days(const struct cron *c, int64_t y, int m, int64_t first)
 		days &= c->dom;
 	else
 		days |= c->dom;
-	return days & ((UINT64_C(2) << days_in_month(y, m)) - 2);
+	return days & ((UINT64_C(2) << civil_month_days(y, m)) - 2);
 }
 
 /*
@@ -672,17 +591,17 @@ cron_next_wall(const struct cron *c, int64_t from, int64_t limit)
 		from = CV_TIME_MIN;
 	if (from >= limit) /* first: rounding INT64_MAX up would overflow */
 		return CV_NEVER;
-	t = -floor_div(-from, 60) * 60;
+	t = -civil_fdiv(-from, 60) * 60;
 	if (t >= limit || k.minute == 0 || k.hour == 0 || k.month == 0)
 		return CV_NEVER;
-	days = floor_div(t, SECS_PER_DAY);
-	civil_from_days(days, &y, &m, &d);
+	days = civil_fdiv(t, SECS_PER_DAY);
+	civil_date(days, &y, &m, &d);
 	sod = (int)(t - days * SECS_PER_DAY);
 	hh = sod / 3600;
 	mm = sod % 3600 / 60;
 	for (last = y + 401; y <= last; y++, m = 1) {
 		while ((m = next_bit(k.month, m)) >= 0) {
-			first = days_from_civil(y, m, 1);
+			first = civil_days(y, m, 1);
 			if (first * SECS_PER_DAY >= limit)
 				return CV_NEVER;
 			if (first > days) { /* a later month: from its start */

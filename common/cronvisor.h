@@ -45,6 +45,7 @@ void log_info(const char *fmt, ...) CV_PRINTF(1, 2);
 void log_debug(const char *fmt, ...) CV_PRINTF(1, 2);
 _Noreturn void fatal(const char *fmt, ...) CV_PRINTF(1, 2);
 _Noreturn void fatalx(const char *fmt, ...) CV_PRINTF(1, 2);
+int log_errbuf(char *err, size_t errlen, const char *fmt, ...) CV_PRINTF(3, 4);
 
 /* io.c: EINTR and short-transfer loops, in one place. */
 ssize_t io_read(int fd, void *buf, size_t len);
@@ -52,6 +53,15 @@ int io_write_all(int fd, const void *buf, size_t len);
 int io_read_file(
     const char *path, size_t max, unsigned char **buf, size_t *len);
 void io_fix_stdio(void);
+
+/* civil.c: the Gregorian calendar on day numbers (days since 1970-01-01). */
+int64_t civil_fdiv(int64_t a, int64_t b);
+int64_t civil_fmod(int64_t a, int64_t b);
+int civil_is_leap(int64_t y);
+int civil_month_days(int64_t y, int m);
+int64_t civil_days(int64_t y, int m, int d);
+void civil_date(int64_t days, int64_t *y, int *m, int *d);
+int civil_weekday(int64_t days);
 
 /* tz.c: IANA time zones read from the system TZif files. */
 struct tz;

@@ -76,84 +76,77 @@ log_prefix(const char *fmt, ...)
 }
 
 /*
- * Formats one line and writes it with a single fprintf so that lines of
- * concurrent threads do not interleave.  errnum >= 0 appends its text.
+ * Formats one line and writes it with a single fprintf, so that lines of
+ * concurrent threads do not interleave, unless level is below the current
+ * one.  errnum >= 0 appends its text.  errno is preserved.
  */
-static void CV_PRINTF(1, 0) log_vline(const char *fmt, va_list ap, int errnum)
+static void CV_PRINTF(3, 0)
+    log_vemit(enum log_level level, int errnum, const char *fmt, va_list ap)
 {
+	int saved = errno;
 	char msg[2048];
 
+	if (level > log_current)
+		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fprintf(stderr, "%s: %s%s%s%s%s\n", log_progname, log_pfx,
 	    log_pfx[0] ? ": " : "", msg, errnum >= 0 ? ": " : "",
 	    errnum >= 0 ? strerror(errnum) : "");
+	errno = saved;
 }
 
 /* Logs a warning with strerror(errno) appended; errno is preserved. */
 void
 log_warn(const char *fmt, ...)
 {
-	int saved = errno;
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vline(fmt, ap, saved);
+	log_vemit(LOG_LEVEL_WARN, errno, fmt, ap);
 	va_end(ap);
-	errno = saved;
 }
 
 /* Logs a warning; errno is preserved. */
 void
 log_warnx(const char *fmt, ...)
 {
-	int saved = errno;
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vline(fmt, ap, -1);
+	log_vemit(LOG_LEVEL_WARN, -1, fmt, ap);
 	va_end(ap);
-	errno = saved;
 }
 
 /* Logs at info level; errno is preserved. */
 void
 log_info(const char *fmt, ...)
 {
-	int saved = errno;
 	va_list ap;
 
-	if (log_current < LOG_LEVEL_INFO)
-		return;
 	va_start(ap, fmt);
-	log_vline(fmt, ap, -1);
+	log_vemit(LOG_LEVEL_INFO, -1, fmt, ap);
 	va_end(ap);
-	errno = saved;
 }
 
 /* Logs at debug level; errno is preserved. */
 void
 log_debug(const char *fmt, ...)
 {
-	int saved = errno;
 	va_list ap;
 
-	if (log_current < LOG_LEVEL_DEBUG)
-		return;
 	va_start(ap, fmt);
-	log_vline(fmt, ap, -1);
+	log_vemit(LOG_LEVEL_DEBUG, -1, fmt, ap);
 	va_end(ap);
-	errno = saved;
 }
 
 /* Logs with strerror(errno) and exits with status 1. */
 void
 fatal(const char *fmt, ...)
 {
-	int saved = errno;
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vline(fmt, ap, saved);
+	log_vemit(LOG_LEVEL_WARN, errno, fmt, ap);
 	va_end(ap);
 	exit(1);
 }
@@ -165,7 +158,28 @@ fatalx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vline(fmt, ap, -1);
+	log_vemit(LOG_LEVEL_WARN, -1, fmt, ap);
 	va_end(ap);
 	exit(1);
+}
+
+/*
+ * Formats a message into a caller's error buffer (err may be NULL or
+ * errlen 0: then nothing is written) and returns -1, so that a parser can
+ * end with `return log_errbuf(err, errlen, "hour: %d is out of range",
+ * h);`.  errno is preserved.
+ */
+int
+log_errbuf(char *err, size_t errlen, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	errno = saved;
+	return -1;
 }

@@ -79,22 +79,6 @@ static const struct field fields[] = {
 static const char *const status_names[] = {"ok", "failed", "timeout", "error"};
 #define NSTATUS (sizeof(status_names) / sizeof(status_names[0]))
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) CV_PRINTF(3, 4);
-
-/* Formats a message into err (if there is room for one); returns -1. */
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 /*
  * Sets every field to its default: no exit code (-1), no signal, no HTTP
  * status, zero counters, empty output, no error text, retryable.  The
@@ -298,7 +282,7 @@ static int
 bad_type(
     const struct field *f, const msgpack_object *v, char *err, size_t errlen)
 {
-	return fail(err, errlen, "result: key \"%s\" must be %s, not %s",
+	return log_errbuf(err, errlen, "result: key \"%s\" must be %s, not %s",
 	    f->key, f->want, mp_type_name(v));
 }
 
@@ -326,8 +310,9 @@ decode_status(const struct field *f, const msgpack_object *v, struct result *r,
 		shown[i] = c >= 0x20 && c < 0x7f && c != '"' ? (char)c : '?';
 	}
 	shown[n] = '\0';
-	return fail(err, errlen, "result: key \"%s\" must be %s, not \"%s\"",
-	    f->key, f->want, shown);
+	return log_errbuf(err, errlen,
+	    "result: key \"%s\" must be %s, not \"%s\"", f->key, f->want,
+	    shown);
 }
 
 /* An integer field; nil, where allowed, keeps the default. */
@@ -341,7 +326,7 @@ decode_int(const struct field *f, const msgpack_object *v, struct result *r,
 		return 0;
 	if (v->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
 		if (v->via.u64 > INT64_MAX)
-			return fail(err, errlen,
+			return log_errbuf(err, errlen,
 			    "result: key \"%s\" must be %s, not %" PRIu64,
 			    f->key, f->want, v->via.u64);
 		x = (int64_t)v->via.u64;
@@ -350,7 +335,7 @@ decode_int(const struct field *f, const msgpack_object *v, struct result *r,
 	else
 		return bad_type(f, v, err, errlen);
 	if (!field_int_ok(f, x))
-		return fail(err, errlen,
+		return log_errbuf(err, errlen,
 		    "result: key \"%s\" must be %s, not %" PRId64, f->key,
 		    f->want, x);
 	field_set(r, f, x);
@@ -381,17 +366,17 @@ decode_bytes(const struct field *f, const msgpack_object *v, struct result *r,
 	} else
 		return bad_type(f, v, err, errlen);
 	if (n > f->max)
-		return fail(err, errlen,
+		return log_errbuf(err, errlen,
 		    "result: key \"%s\" must be at most %" PRId64
 		    " bytes, not %" PRIu32,
 		    f->key, f->max, n);
 	if (!out && n > 0 && memchr(src, '\0', n) != NULL)
-		return fail(err, errlen,
+		return log_errbuf(err, errlen,
 		    "result: key \"%s\" must not contain NUL bytes", f->key);
 	if (out && n == 0)
 		return 0;
 	if ((p = malloc((size_t)n + 1)) == NULL)
-		return fail(err, errlen, "result: out of memory");
+		return log_errbuf(err, errlen, "result: out of memory");
 	if (n > 0)
 		memcpy(p, src, n);
 	p[n] = '\0';
@@ -421,7 +406,7 @@ decode_field(const struct field *f, const msgpack_object *v, struct result *r,
 		r->retryable = v->via.boolean ? 1 : 0;
 		return 0;
 	}
-	return fail(err, errlen, "result: internal error");
+	return log_errbuf(err, errlen, "result: internal error");
 }
 
 /* Finds the known key k, or NULL; keys that are not strings are unknown. */
@@ -449,15 +434,15 @@ decode_map(
 		if ((f = field_find(&m->ptr[i].key)) == NULL)
 			continue; /* unknown: ignored, whatever its value */
 		if (seen & 1u << (f - fields))
-			return fail(err, errlen, "result: duplicate key \"%s\"",
-			    f->key);
+			return log_errbuf(err, errlen,
+			    "result: duplicate key \"%s\"", f->key);
 		seen |= 1u << (f - fields);
 		if (decode_field(f, &m->ptr[i].val, r, err, errlen) == -1)
 			return -1;
 	}
 	for (size_t i = 0; i < NFIELDS; i++)
 		if ((fields[i].flags & FIELD_REQUIRED) && !(seen & 1u << i))
-			return fail(err, errlen,
+			return log_errbuf(err, errlen,
 			    "result: missing required key \"%s\"",
 			    fields[i].key);
 	return 0;
@@ -483,23 +468,23 @@ result_decode(const unsigned char *payload, size_t len, struct result *out,
 
 	result_init(out);
 	if (len == 0)
-		return fail(err, errlen, "result: empty payload");
+		return log_errbuf(err, errlen, "result: empty payload");
 	if ((why = mp_walk(payload, len, &off, 0)) != NULL)
-		return fail(err, errlen, "result: %s", why);
+		return log_errbuf(err, errlen, "result: %s", why);
 	if (off != len)
-		return fail(err, errlen,
+		return log_errbuf(err, errlen,
 		    "result: trailing data after the map (%zu of %zu bytes)",
 		    len - off, len);
 	msgpack_unpacked_init(&up);
 	off = 0;
 	rv = msgpack_unpack_next(&up, (const char *)payload, len, &off);
 	if (rv == MSGPACK_UNPACK_NOMEM_ERROR)
-		fail(
+		log_errbuf(
 		    err, errlen, "result: out of memory unpacking the payload");
 	else if (rv != MSGPACK_UNPACK_SUCCESS || off != len)
-		fail(err, errlen, "result: payload is not valid msgpack");
+		log_errbuf(err, errlen, "result: payload is not valid msgpack");
 	else if (up.data.type != MSGPACK_OBJECT_MAP)
-		fail(err, errlen, "result: payload is %s, not a map",
+		log_errbuf(err, errlen, "result: payload is %s, not a map",
 		    mp_type_name(&up.data));
 	else
 		rc = decode_map(&up.data.via.map, out, err, errlen);
@@ -759,7 +744,8 @@ result_reader_feed(struct result_reader *rd, const unsigned char *data,
 
 	*used = 0;
 	if (rd->state == RESULT_READER_FAILED)
-		return fail(err, errlen, "result: the frame was already bad");
+		return log_errbuf(
+		    err, errlen, "result: the frame was already bad");
 	if (rd->state == RESULT_READER_DONE)
 		return len == 0 ? 0
 		                : reader_fail(rd, err, errlen,
@@ -799,7 +785,7 @@ result_reader_eof(struct result_reader *rd, char *err, size_t errlen)
 	switch (rd->state) {
 	case RESULT_READER_HEADER:
 		if (rd->hdrlen == 0) {
-			fail(err, errlen, "result: no result frame");
+			log_errbuf(err, errlen, "result: no result frame");
 			return 0;
 		}
 		return reader_fail(rd, err, errlen,
@@ -814,5 +800,5 @@ result_reader_eof(struct result_reader *rd, char *err, size_t errlen)
 	case RESULT_READER_FAILED:
 		break;
 	}
-	return fail(err, errlen, "result: the frame was already bad");
+	return log_errbuf(err, errlen, "result: the frame was already bad");
 }

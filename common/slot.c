@@ -137,15 +137,6 @@ cron_next(const struct timing *tm, int64_t after, struct slot *out)
 	return 0;
 }
 
-/* Floor division for a possibly negative numerator, b > 0. */
-static int64_t
-floor_div(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-
-	return q * b > a ? q - 1 : q;
-}
-
 /*
  * The first fire instant strictly after `after` for the timing tm, with the
  * wall time it matched and what a DST rule did to it.  Interval slots are
@@ -166,7 +157,7 @@ slot_next(const struct timing *tm, int64_t after, struct slot *out)
 			out->at = tm->start_at;
 		else
 			out->at = tm->start_at +
-			    (floor_div(after - tm->start_at, tm->interval) +
+			    (civil_fdiv(after - tm->start_at, tm->interval) +
 			        1) *
 			        tm->interval;
 		break;

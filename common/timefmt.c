@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cronvisor.h"
 
@@ -20,16 +19,14 @@
 static int
 wall_format(int64_t w, char *buf, size_t len)
 {
-	time_t tt = (time_t)w;
-	struct tm tmv;
-	int n;
+	int64_t y, secs = civil_fmod(w, 86400);
+	int m, d, n;
 
-	if (w < CV_TIME_MIN - 90000 || w > CV_TIME_MAX + 90000 ||
-	    gmtime_r(&tt, &tmv) == NULL)
+	if (w < CV_TIME_MIN - 90000 || w > CV_TIME_MAX + 90000)
 		return -1;
-	n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d",
-	    tmv.tm_year + 1900, tmv.tm_mon + 1, tmv.tm_mday, tmv.tm_hour,
-	    tmv.tm_min, tmv.tm_sec);
+	civil_date(civil_fdiv(w, 86400), &y, &m, &d);
+	n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d", (int)y, m, d,
+	    (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60));
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
@@ -89,15 +86,6 @@ digits(const char **p, int n, int *v)
 	return 0;
 }
 
-static int
-days_in_month(int y, int m)
-{
-	static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-
-	return m == 2 ? 28 + leap : d[m - 1];
-}
-
 /*
  * Parses "YYYY-MM-DD[(T| )HH:MM[:SS[.fraction]]]" into wall seconds and
  * leaves *p after it.  Returns 0, or -1 with err set.
@@ -105,10 +93,8 @@ days_in_month(int y, int m)
 static int
 parse_wall(const char **p, int64_t *wall, char *err, size_t errlen)
 {
-	struct tm tmv;
 	int y, mo, d, h = 0, mi = 0, s = 0;
 
-	memset(&tmv, 0, sizeof(tmv));
 	if (digits(p, 4, &y) || *(*p)++ != '-' || digits(p, 2, &mo) ||
 	    *(*p)++ != '-' || digits(p, 2, &d))
 		goto bad;
@@ -123,18 +109,12 @@ parse_wall(const char **p, int64_t *wall, char *err, size_t errlen)
 				; /* sub-second digits: slots are whole seconds
 				   */
 	}
-	if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) ||
-	    h > 23 || mi > 59 || s > 59) {
+	if (y < 1 || mo < 1 || mo > 12 || d < 1 ||
+	    d > civil_month_days(y, mo) || h > 23 || mi > 59 || s > 59) {
 		snprintf(err, errlen, "date or time out of range");
 		return -1;
 	}
-	tmv.tm_year = y - 1900;
-	tmv.tm_mon = mo - 1;
-	tmv.tm_mday = d;
-	tmv.tm_hour = h;
-	tmv.tm_min = mi;
-	tmv.tm_sec = s;
-	*wall = (int64_t)timegm(&tmv);
+	*wall = civil_days(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
 	return 0;
 bad:
 	snprintf(err, errlen,

@@ -165,27 +165,12 @@ struct tzif_counts {
 	uint32_t chars; /* bytes of abbreviations */
 };
 
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-    CV_PRINTF(3, 4);
-
-static void
-errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* Reports a malformed file; returns -1 for the caller to pass on. */
 static int
 bad(struct tzif *r, const char *why)
 {
-	errf(r->err, r->errlen, "time zone \"%s\": malformed TZif file: %s",
-	    r->name, why);
+	log_errbuf(r->err, r->errlen,
+	    "time zone \"%s\": malformed TZif file: %s", r->name, why);
 	return -1;
 }
 
@@ -193,7 +178,7 @@ bad(struct tzif *r, const char *why)
 static int
 unsupported(struct tzif *r, const char *why)
 {
-	errf(r->err, r->errlen, "time zone \"%s\": %s", r->name, why);
+	log_errbuf(r->err, r->errlen, "time zone \"%s\": %s", r->name, why);
 	return -1;
 }
 
@@ -223,50 +208,21 @@ be64(const unsigned char *p)
 	return (int64_t)((uint64_t)be32(p) << 32 | be32(p + 4));
 }
 
-/* Floor division and modulo, for instants and years before 1970. */
-static int64_t
-fdiv(int64_t a, int64_t b)
-{
-	return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
-
-static int64_t
-fmod64(int64_t a, int64_t b)
-{
-	return a - fdiv(a, b) * b;
-}
-
-static int
-is_leap(int64_t y)
-{
-	return fmod64(y, 4) == 0 &&
-	    (fmod64(y, 100) != 0 || fmod64(y, 400) == 0);
-}
-
-/* Leap years from year 1 up to but excluding y (negative before year 1). */
-static int64_t
-leaps_before(int64_t y)
-{
-	return fdiv(y - 1, 4) - fdiv(y - 1, 100) + fdiv(y - 1, 400);
-}
-
-/* Days from 1970-01-01 to January 1 of year y, proleptic Gregorian. */
+/* Days from 1970-01-01 to January 1 of year y. */
 static int64_t
 jan1(int64_t y)
 {
-	return 365 * (y - 1970) + leaps_before(y) - leaps_before(1970);
+	return civil_days(y, 1, 1);
 }
 
-/* The year that contains day number days (days since 1970-01-01). */
+/* The year that contains day number days. */
 static int64_t
 year_of(int64_t days)
 {
-	int64_t y = 1970 + fdiv(days * 400, 146097);
+	int64_t y;
+	int m, d;
 
-	while (jan1(y) > days)
-		y--;
-	while (jan1(y + 1) <= days)
-		y++;
+	civil_date(days, &y, &m, &d);
 	return y;
 }
 
@@ -280,15 +236,10 @@ clamp(int64_t t)
 static int64_t
 month_day(const struct tz_date *d, int64_t y)
 {
-	static const int cum[2][13] = {
-	    {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334, 365},
-	    {0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335, 366},
-	};
-	const int *c = cum[is_leap(y)];
-	int64_t first = jan1(y) + c[d->month - 1];
-	int64_t len = c[d->month] - c[d->month - 1];
-	int64_t wd = fmod64(first + 4, 7); /* 1970-01-01 was a Thursday */
-	int64_t n = fmod64(d->day - wd, 7) + 7 * (d->week - 1);
+	int64_t first = civil_days(y, d->month, 1);
+	int64_t len = civil_month_days(y, d->month);
+	int64_t n =
+	    civil_fmod(d->day - civil_weekday(first), 7) + 7 * (d->week - 1);
 
 	if (n >= len) /* week 5 in a month with four such weekdays */
 		n -= 7;
@@ -307,7 +258,7 @@ date_instant(const struct tz_date *d, int64_t y, int32_t offset)
 
 	switch (d->kind) {
 	case TZ_DATE_JULIAN1:
-		day += d->day - 1 + (d->day >= 60 && is_leap(y));
+		day += d->day - 1 + (d->day >= 60 && civil_is_leap(y));
 		break;
 	case TZ_DATE_JULIAN0:
 		day += d->day;
@@ -361,7 +312,7 @@ fwin_fill(struct fwin *w, const struct tz_footer *f, int64_t y)
 static void
 fwin_at(struct fwin *w, const struct tz_footer *f, int64_t t)
 {
-	fwin_fill(w, f, year_of(fdiv(t, DAY)));
+	fwin_fill(w, f, year_of(civil_fdiv(t, DAY)));
 }
 
 /* Index of the last change at or before t, or -1. */
@@ -1032,7 +983,7 @@ tzif_body(struct tzif *r, const struct tzif_counts *c)
 	isstd = take(r, c->isstd);
 	isut = take(r, c->isut);
 	if ((tz = tz_alloc(r->name, c->time, c->type)) == NULL) {
-		errf(r->err, r->errlen, "time zone \"%s\": %s", r->name,
+		log_errbuf(r->err, r->errlen, "time zone \"%s\": %s", r->name,
 		    strerror(errno));
 		return NULL;
 	}
@@ -1132,7 +1083,7 @@ tz_builtin_utc(const char *name, char *err, size_t errlen)
 	struct tz *tz = tz_alloc(name, 0, 1);
 
 	if (tz == NULL) {
-		errf(
+		log_errbuf(
 		    err, errlen, "time zone \"%s\": %s", name, strerror(errno));
 		return NULL;
 	}
@@ -1155,7 +1106,8 @@ tz_load(const char *name, char *err, size_t errlen)
 		dir = TZ_DEFAULT_DIR;
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
 	    sizeof(path)) {
-		errf(err, errlen, "time zone \"%s\": path too long", name);
+		log_errbuf(
+		    err, errlen, "time zone \"%s\": path too long", name);
 		return NULL;
 	}
 	if (io_read_file(path, TZ_FILE_MAX, &buf, &len) == -1) {
@@ -1163,10 +1115,11 @@ tz_load(const char *name, char *err, size_t errlen)
 		    (strcmp(name, "UTC") == 0 || strcmp(name, "Etc/UTC") == 0))
 			return tz_builtin_utc(name, err, errlen);
 		if (errno == ENOENT || errno == ENOTDIR || errno == EINVAL)
-			errf(err, errlen, "unknown time zone \"%s\"", name);
+			log_errbuf(
+			    err, errlen, "unknown time zone \"%s\"", name);
 		else
-			errf(err, errlen, "time zone \"%s\": %s: %s", name,
-			    path, strerror(errno));
+			log_errbuf(err, errlen, "time zone \"%s\": %s: %s",
+			    name, path, strerror(errno));
 		return NULL;
 	}
 	tz = tz_parse(name, buf, len, err, errlen);
@@ -1229,7 +1182,7 @@ tz_get(const char *name, char *err, size_t errlen)
 	unsigned h;
 
 	if (name == NULL || !name_valid(name)) {
-		errf(err, errlen, "invalid time zone name \"%s\"",
+		log_errbuf(err, errlen, "invalid time zone name \"%s\"",
 		    name_printable(name ? name : "", shown, sizeof(shown)));
 		return NULL;
 	}
