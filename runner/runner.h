@@ -1,0 +1,112 @@
+/*
+ * runner.h: the table of contents of runner/, the code that runs in the
+ * child the supervisor forks for each run.  The supervisor fills a struct
+ * run_spec, calls spawn_runner() and from then on only polls the result
+ * pipe and reaps the pid; everything else here runs in the child, which
+ * isolates itself (signals, session, descriptors, subreaper), runs the
+ * target (a command or an HTTP request) under the run's timeout, kills
+ * whatever the target left behind, writes exactly one result frame
+ * (common/result.c) and _exit()s.  Nothing here touches a database, so the
+ * whole of it is tested by tests/check_runner.c.
+ *
+ * Signals a runner understands, for the supervisor's benefit: SIGTERM stops
+ * the run as a timeout does (SIGTERM to the target's tree, the kill grace,
+ * SIGKILL) and still reports, as RESULT_ERROR "interrupted"; SIGKILL leaves
+ * the target's main process to its parent-death signal (SIGKILL) but may
+ * orphan its descendants, so a backstop should send SIGTERM first.  The
+ * runner also gets SIGTERM by itself when the supervisor dies
+ * (PR_SET_PDEATHSIG): see child.c for why a run does not outlive its
+ * supervisor.
+ */
+#ifndef RUNNER_H
+#define RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cronvisor.h"
+
+enum run_target {
+	RUN_TARGET_EXEC, /* run a command */
+	RUN_TARGET_HTTP, /* make one HTTP request */
+};
+
+/* Resource limits of the target; 0 leaves the inherited limit. */
+struct run_limits {
+	int64_t cpu_seconds; /* RLIMIT_CPU: SIGXCPU, then SIGKILL 1 s later */
+	int64_t memory_mb;   /* RLIMIT_AS: address space */
+	int64_t nofile;      /* RLIMIT_NOFILE: open descriptors */
+	int64_t nproc;       /* RLIMIT_NPROC: processes of the target's uid */
+	int64_t fsize_mb;    /* RLIMIT_FSIZE: largest file it may write */
+};
+
+/*
+ * One run, as the supervisor describes it.  Nothing is copied: the child
+ * works on its copy of the supervisor's memory, so the pointers need only
+ * be valid when spawn_runner() is called.
+ */
+struct run_spec {
+	const char *run_id;       /* for log prefixes, e.g. sched-…-n5-rc0 */
+	const char *schedule;     /* schedule name, for log prefixes */
+	enum run_target target;   /* which of the groups below counts */
+	char *const *argv;        /* EXEC: NULL-terminated, argv[0] the file */
+	char *const *env;         /* EXEC: "K=V", NULL-terminated; all it gets */
+	const char *cwd;          /* EXEC: working directory, NULL: "/" */
+	int run_as;               /* EXEC: 1: switch to uid/gid (needs root) */
+	uid_t uid;                /* EXEC: user to run as */
+	gid_t gid;                /* EXEC: group to run as (no other groups) */
+	const char *method;       /* HTTP: "GET", "POST", …; NULL: GET/POST */
+	const char *url;          /* HTTP: http:// or https:// only */
+	const char *const *headers; /* HTTP: "Name: value", NULL-terminated */
+	const void *body;           /* HTTP: request body, NULL: none */
+	size_t body_len;            /* HTTP: bytes in body */
+	const char *proxy;          /* HTTP: proxy URL; NULL: none, ever */
+	int64_t timeout;            /* seconds the target may take, >= 1 */
+	int64_t kill_grace;         /* seconds from SIGTERM to SIGKILL, >= 0 */
+	size_t output_tail;         /* output bytes kept, <= RESULT_OUTPUT_MAX */
+	struct run_limits limits;   /* EXEC: applied to the target only */
+};
+
+/* spawn.c: the supervisor's side. */
+int spawn_init(void);
+pid_t spawn_runner(const struct run_spec *spec, int *result_fd);
+
+/* child.c: the runner child, from fork to _exit. */
+_Noreturn void child_main(const struct run_spec *spec, int result_fd,
+    pid_t parent);
+int child_signals(int sfd, int *alarm, int *term, int *chld);
+
+/* exec.c: an exec target, watched from the runner. */
+void exec_run(const struct run_spec *spec, int sfd, struct result *res);
+
+/* target.c: the target process, from fork to execve. */
+struct target_error {
+	int stage; /* TARGET_STAGE_* of target.c: what failed */
+	int err;   /* its errno */
+};
+_Noreturn void target_main(const struct run_spec *spec, int outfd,
+    int statusfd);
+void target_describe(const struct run_spec *spec,
+    const struct target_error *te, struct result *res);
+
+/* http.c: an http target, done by libcurl in the runner. */
+void http_run(const struct run_spec *spec, int sfd, struct result *res);
+
+/* tree.c: every descendant of the runner, found through /proc. */
+int tree_signal(pid_t pgid, int sig);
+int tree_count(void);
+
+/* tail.c: the last bytes of an unbounded stream. */
+struct tail {
+	char *buf;    /* cap bytes, a ring */
+	size_t cap;   /* bytes kept at most */
+	size_t head;  /* where the next byte goes */
+	uint64_t len; /* bytes seen in all */
+};
+int tail_init(struct tail *t, size_t cap);
+void tail_add(struct tail *t, const void *data, size_t len);
+int tail_take(struct tail *t, struct result *res);
+void tail_clear(struct tail *t);
+
+#endif /* RUNNER_H */
