@@ -173,11 +173,12 @@ const char *slot_note_text(enum slot_note note);
 
 /* retry.c: the repeat/retry state machine of seed 003. */
 enum outcome {
-	OUTCOME_SUCCESS, /* the run did what it should */
-	OUTCOME_FAILURE, /* it ran and failed */
-	OUTCOME_TIMEOUT, /* it ran past its timeout and was killed */
-	OUTCOME_LOST,    /* its supervisor vanished; nobody knows */
-	OUTCOME_SKIPPED, /* the slot did not run (overlap) */
+	OUTCOME_SUCCESS,     /* the run did what it should */
+	OUTCOME_FAILURE,     /* it ran and failed */
+	OUTCOME_TIMEOUT,     /* it ran past its timeout and was killed */
+	OUTCOME_LOST,        /* its supervisor vanished; nobody knows */
+	OUTCOME_SKIPPED,     /* the slot did not run (overlap) */
+	OUTCOME_INTERRUPTED, /* stopped by a supervisor shutdown: run again */
 };
 enum backoff {
 	BACKOFF_EXPONENTIAL, /* d * 2^(rc-1), capped at 10 d */
@@ -209,6 +210,27 @@ void retry_next(const struct retry_policy *pol, int64_t repeat, int64_t retry,
 int64_t retry_backoff(const struct retry_policy *pol, int64_t rc);
 const char *retry_backoff_name(enum backoff b);
 int retry_backoff_parse(const char *name, enum backoff *out);
+
+/* run.c: run statuses, what each means to the state machine, run ids. */
+enum run_status {
+	RUN_RUNNING,        /* claimed, its runner is working */
+	RUN_SUCCEEDED,      /* the target succeeded */
+	RUN_FAILED,         /* the target failed */
+	RUN_TIMED_OUT,      /* killed at its timeout */
+	RUN_LOST,           /* its supervisor vanished while it ran */
+	RUN_INTERRUPTED,    /* killed by a supervisor shutdown */
+	RUN_CRASHED,        /* the runner died without a proper result */
+	RUN_PROTOCOL_ERROR, /* the runner's result frame was malformed */
+	RUN_SKIPPED,        /* not run: the previous run still ran */
+	RUN_MISSED,         /* not run: dropped by the catch-up policy */
+	RUN_EXPIRED,        /* not run: past its starting deadline */
+};
+#define RUN_ID_MAX 64 /* room for any run id, NUL included */
+const char *run_status_name(enum run_status s);
+int run_status_parse(const char *name, enum run_status *out);
+enum outcome run_status_outcome(enum run_status s);
+int run_id(char *buf, size_t len, const char *schedule_id, int64_t repeat,
+    int64_t retry);
 
 /* result.c: the runner's result frame, a length-prefixed msgpack map. */
 enum result_status {

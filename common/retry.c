@@ -9,6 +9,8 @@
  *				otherwise          -> same slot again after
  *				                      backoff(rc+1), rc+1
  *	skipped:		nothing ran: next slot, n and rc unchanged
+ *	interrupted:		a supervisor shutdown stopped it: the same
+ *				slot again at once, n and rc unchanged
  *
  * The retry budget is per repeat: a success resets it.  A result marked not
  * retryable spends the whole budget at once.  The supervisor applies the
@@ -86,6 +88,10 @@ retry_next(const struct retry_policy *pol, int64_t repeat, int64_t retry,
 		return;
 	case OUTCOME_SKIPPED:
 		out->step = STEP_NEXT;
+		return;
+	case OUTCOME_INTERRUPTED:
+		/* Not the run's fault: it costs no retry and no error. */
+		out->step = STEP_RETRY;
 		return;
 	}
 }

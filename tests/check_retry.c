@@ -22,6 +22,7 @@ struct row {
 #define T OUTCOME_TIMEOUT
 #define L OUTCOME_LOST
 #define K OUTCOME_SKIPPED
+#define I OUTCOME_INTERRUPTED
 
 /* Exponential backoff, base 60 s. */
 static const struct row rows[] = {
@@ -51,6 +52,9 @@ static const struct row rows[] = {
     /* skipped: nothing ran, nothing changes but the slot */
     {3, 3, 2, 0, K, 1, STEP_NEXT, 2, 0, 0, 0, 0},
     {0, 3, 4, 2, K, 1, STEP_NEXT, 4, 2, 0, 0, 0},
+    /* interrupted by a shutdown: again at once, nothing spent */
+    {0, 3, 4, 2, I, 1, STEP_RETRY, 4, 2, 0, 0, 0},
+    {0, 0, 4, 0, I, 0, STEP_RETRY, 4, 0, 0, 0, 0},
 };
 
 START_TEST(test_rows)
@@ -129,8 +133,9 @@ check_invariants(const struct retry_policy *pol, int64_t n, int64_t rc,
 		    pol->total_repeats > 0 && n + 1 == pol->total_repeats);
 		return;
 	}
-	if (o == K) {
-		ck_assert_int_eq(tr.step, STEP_NEXT);
+	if (o == K || o == I) {
+		ck_assert_int_eq(tr.step, o == K ? STEP_NEXT : STEP_RETRY);
+		ck_assert_int_eq(tr.delay, 0);
 		ck_assert_int_eq(tr.repeat, n);
 		ck_assert_int_eq(tr.retry, rc);
 		ck_assert_int_eq(tr.counts_run + tr.counts_error, 0);
@@ -163,7 +168,7 @@ START_TEST(test_exhaustive_invariants)
 				for (int64_t n = 0; n < (total ? total : 8);
 				     n++)
 					for (int64_t rc = 0; rc <= mr; rc++)
-						for (int o = 0; o <= K; o++) {
+						for (int o = 0; o <= I; o++) {
 							check_invariants(&pol,
 							    n, rc,
 							    (enum outcome)o, 0);
