@@ -57,6 +57,16 @@ lookup(const char *name, const char *const *names, int n)
 	return -1;
 }
 
+/* Puts "name: " before the message in err; returns -1. */
+static int
+prefix(char *err, size_t errlen, const char *name)
+{
+	char msg[CV_ERRLEN];
+
+	snprintf(msg, sizeof(msg), "%s", err);
+	return log_errbuf(err, errlen, "%s: %s", name, msg);
+}
+
 /*
  * Turns a request into a timing.  Returns 0, or -1 with err holding the
  * message a user needs (the parser's, the zone reader's, …).
@@ -89,20 +99,29 @@ req_timing(
 	}
 	tm->gap = (enum dst_gap)g;
 	tm->fold = (enum dst_fold)f;
+	if (rq->start && rq->at)
+		return log_errbuf(err, errlen,
+		    "start: a one-shot schedule "
+		    "takes no start");
+	if (rq->start &&
+	    timefmt_parse(rq->start, tm->tz, &tm->start_at, err, errlen) == -1)
+		return prefix(err, errlen, "start");
 	if (rq->cron) {
 		tm->kind = SCHED_KIND_CRON;
 		return cron_parse(rq->cron, &tm->cron, err, errlen);
 	}
 	if (rq->at) {
 		tm->kind = SCHED_KIND_ONCE;
-		return timefmt_parse(rq->at, tm->tz, &tm->at, err, errlen);
+		if (timefmt_parse(rq->at, tm->tz, &tm->at, err, errlen) == -1)
+			return prefix(err, errlen, "at");
+		return 0;
 	}
 	tm->kind = SCHED_KIND_INTERVAL;
-	tm->start_at = rq->from;
-	if (rq->start &&
-	    timefmt_parse(rq->start, tm->tz, &tm->start_at, err, errlen) == -1)
-		return -1;
-	return timefmt_duration(rq->every, &tm->interval, err, errlen);
+	if (rq->start == NULL)
+		tm->start_at = rq->from;
+	if (timefmt_duration(rq->every, &tm->interval, err, errlen) == -1)
+		return prefix(err, errlen, "every");
+	return 0;
 }
 
 /* Prints one fire time as a text line. */
@@ -120,7 +139,7 @@ print_text(const struct timing *tm, const struct slot *sl)
 	timefmt_utc(sl->at, utc, sizeof(utc));
 	timefmt_local(sl->at, tm->tz, local, sizeof(local));
 	days = civil_fdiv(sl->at + sp.offset, 86400);
-	local[10] = ' ';
+	*strchr(local, 'T') = ' ';
 	printf("%s  %s %s %s", utc, wd[civil_weekday(days)], local, sp.abbr);
 	if (sl->note == SLOT_NOTE_GAP_SHIFT) {
 		timefmt_utc(sl->wall, wall, sizeof(wall));
@@ -261,7 +280,18 @@ batch_line(const char *line, size_t len)
 	return reply;
 }
 
-/* --batch: one reply line per non-blank input line, flushed per line. */
+/* CTL_EXIT_OK if everything printed reached stdout, else a complaint and
+ * CTL_EXIT_FAIL (a full disk, a closed pipe). */
+static int
+output_status(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return CTL_EXIT_OK;
+	log_warn("writing the output");
+	return CTL_EXIT_FAIL;
+}
+
+/* --batch: one reply line per non-blank input line. */
 static int
 batch(void)
 {
@@ -282,7 +312,7 @@ batch(void)
 		json_decref(reply);
 	}
 	free(line);
-	return fflush(stdout) == 0 ? CTL_EXIT_OK : CTL_EXIT_FAIL;
+	return output_status();
 }
 
 /* Prints the help text of "cronvisorctl next". */
@@ -431,6 +461,10 @@ next_main(int argc, char **argv)
 		return ctl_usage_error("unexpected argument \"%s\" (quote the "
 		                       "cron expression)",
 		    argv[optind]);
+	if (o.rq.tz && tz_get(o.rq.tz, err, sizeof(err)) == NULL) {
+		log_warnx("--tz: %s", err);
+		return CTL_EXIT_FAIL;
+	}
 	if (o.from &&
 	    arg_time(o.from, o.rq.tz, &o.rq.from, err, sizeof(err)) == -1) {
 		log_warnx("--from: %s", err);
@@ -441,5 +475,5 @@ next_main(int argc, char **argv)
 		return CTL_EXIT_FAIL;
 	}
 	print_slots(&o.rq, &tm, o.fmt);
-	return CTL_EXIT_OK;
+	return output_status();
 }

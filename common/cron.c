@@ -565,8 +565,9 @@ month_next(const struct cron *c, int64_t y, int m, int64_t first, int d, int hh,
  * Returns the smallest wall time W with W >= from, W < limit, W a whole
  * minute (floor semantics for negative values), whose month, day (rule 6),
  * hour and minute match c; CV_NEVER if there is none.  from is raised to
- * CV_TIME_MIN and limit lowered to CV_TIME_MAX + 1, so CV_NEVER may serve as
- * "no limit".  The search jumps to the next set bit of each field and costs
+ * two days before CV_TIME_MIN and limit lowered to two days after
+ * CV_TIME_MAX (wall times of the instants in range, in any zone, lie
+ * within), so CV_NEVER may serve as "no limit".  The search jumps to the next set bit of each field and costs
  * at most one step per month it skips; matches repeat every 400 years
  * (146097 days, a whole number of weeks), so it gives up after 401 years:
  * that bounds hand-made structs that never fire, too.  "Strictly after T"
@@ -585,10 +586,11 @@ cron_next_wall(const struct cron *c, int64_t from, int64_t limit)
 	k.dom &= DOM_BITS;
 	k.month &= MONTH_BITS;
 	k.dow &= DOW_BITS;
-	if (limit > CV_TIME_MAX + 1)
-		limit = CV_TIME_MAX + 1;
-	if (from < CV_TIME_MIN)
-		from = CV_TIME_MIN;
+	/* Wall times run up to a day past the instants in far zones. */
+	if (limit > CV_TIME_MAX + 1 + 2 * 86400)
+		limit = CV_TIME_MAX + 1 + 2 * 86400;
+	if (from < CV_TIME_MIN - 2 * 86400)
+		from = CV_TIME_MIN - 2 * 86400;
 	if (from >= limit) /* first: rounding INT64_MAX up would overflow */
 		return CV_NEVER;
 	t = -civil_fdiv(-from, 60) * 60;

@@ -122,7 +122,7 @@ enum dst_fold {
 struct timing {
 	enum sched_kind kind; /* which of the fields below count */
 	int64_t interval;     /* INTERVAL: seconds between slots, > 0 */
-	int64_t start_at;     /* INTERVAL: anchor; others: no slot before it */
+	int64_t start_at;     /* INTERVAL: anchor; all: no slot before it */
 	int64_t at;           /* ONCE: the instant */
 	struct cron cron;     /* CRON: the expression */
 	const struct tz *tz;  /* CRON and previews: the zone (NULL = UTC) */
@@ -317,6 +317,67 @@ int config_load(struct config *cf, const char *path, int must_exist, char *err,
     size_t errlen);
 void config_print(const struct config *cf, FILE *fp);
 void config_clear(struct config *cf);
+
+/*
+ * db.c: the thin wrapper over libpq (the exception to "nothing here touches
+ * a network"): one struct db per connection, text parameters, opaque rows,
+ * the SQLSTATE and kind of the last failure, LISTEN/NOTIFY for event loops.
+ */
+struct db;
+struct db_rows;
+enum db_err {
+	DB_ERR_NONE,       /* the last call succeeded */
+	DB_ERR_CONNECTION, /* connection lost or refused: db_reset() */
+	DB_ERR_RETRY,      /* serialization failure, deadlock: run it again */
+	DB_ERR_UNIQUE,     /* unique_violation (23505) */
+	DB_ERR_CONSTRAINT, /* another integrity violation (class 23) */
+	DB_ERR_OTHER,      /* anything else */
+};
+struct db *db_open(const char *conninfo, char *err, size_t errlen);
+void db_close(struct db *db);
+int db_ok(const struct db *db);
+int db_reset(struct db *db, char *err, size_t errlen);
+int db_exec(struct db *db, const char *sql, int nparams,
+    const char *const *params, char *err, size_t errlen);
+struct db_rows *db_query(struct db *db, const char *sql, int nparams,
+    const char *const *params, char *err, size_t errlen);
+int db_rows_count(const struct db_rows *rows);
+int db_rows_columns(const struct db_rows *rows);
+const char *db_rows_value(const struct db_rows *rows, int row, int col);
+void db_rows_free(struct db_rows *rows);
+int db_begin(struct db *db, char *err, size_t errlen);
+int db_commit(struct db *db, char *err, size_t errlen);
+int db_rollback(struct db *db);
+const char *db_sqlstate(const struct db *db);
+enum db_err db_error(const struct db *db);
+int db_fd(const struct db *db);
+int db_listen(struct db *db, const char *channel, char *err, size_t errlen);
+int db_notify(struct db *db, const char *channel, const char *payload,
+    char *err, size_t errlen);
+int db_notifies(struct db *db,
+    void (*fn)(const char *channel, const char *payload, void *arg),
+    void *arg, char *err, size_t errlen);
+
+/* migrate.c: the migrations of sql/, compiled in, applied in order. */
+struct migration {
+	int version;      /* NNN of sql/NNN_name.sql, >= 1 */
+	const char *name; /* "NNN_name", for messages */
+	const char *sql;  /* the file's text */
+};
+extern const struct migration migrate_list[]; /* generated, by version */
+extern const size_t migrate_count;            /* entries in migrate_list */
+struct migrate_entry {
+	int version;         /* the migration's number */
+	char name[64];       /* "NNN_name" as recorded or known */
+	char applied_at[40]; /* when it was applied, UTC; "" = pending */
+	int known;           /* 1: this cronvisor has it; 0: database only */
+};
+int migrate_latest(void);
+int migrate_run(struct db *db,
+    void (*applied)(const struct migration *m, void *arg), void *arg,
+    char *err, size_t errlen);
+int migrate_status(struct db *db, struct migrate_entry **out, size_t *n,
+    char *err, size_t errlen);
 
 /* timefmt.c: RFC 3339 instants and durations, in and out. */
 int timefmt_utc(int64_t t, char *buf, size_t len);

@@ -15,7 +15,7 @@
 #include "cronvisor.h"
 
 static const char *log_progname = "cronvisor";
-static enum log_level log_current = LOG_LEVEL_INFO;
+static _Atomic enum log_level log_current = LOG_LEVEL_INFO;
 static _Thread_local char log_pfx[160];
 
 /*

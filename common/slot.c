@@ -34,7 +34,7 @@
 /* NONE catch-up: a slot this late (without a deadline) counts as missed. */
 #define SLOT_ON_TIME 60
 /* Slots slot_plan() counts one by one before settling for a lower bound. */
-#define SLOT_COUNT_MAX 1000000
+#define SLOT_COUNT_MAX 100000
 
 /* The span around t in the schedule's zone; UTC when it has none. */
 static void
@@ -148,31 +148,33 @@ cron_next(const struct timing *tm, int64_t after, struct slot *out)
 int
 slot_next(const struct timing *tm, int64_t after, struct slot *out)
 {
+	int64_t start = tm->start_at < CV_TIME_MIN ? CV_TIME_MIN : tm->start_at;
+	int64_t q;
+
 	memset(out, 0, sizeof(*out));
 	if (after < CV_TIME_MIN - 1)
 		after = CV_TIME_MIN - 1;
+	if (after >= CV_TIME_MAX || start > CV_TIME_MAX)
+		return 0;
+	if (after < start - 1)
+		after = start - 1;
 	switch (tm->kind) {
 	case SCHED_KIND_INTERVAL:
-		if (after < tm->start_at)
-			out->at = tm->start_at;
-		else
-			out->at = tm->start_at +
-			    (civil_fdiv(after - tm->start_at, tm->interval) +
-			        1) *
-			        tm->interval;
+		/* The slot after `after` is start + q * interval, if in range.
+		 */
+		q = civil_fdiv(after - start, tm->interval) + 1;
+		if (q > (CV_TIME_MAX - start) / tm->interval)
+			return 0;
+		out->at = start + q * tm->interval;
 		break;
 	case SCHED_KIND_ONCE:
-		if (tm->at <= after)
+		if (tm->at <= after || tm->at > CV_TIME_MAX)
 			return 0;
 		out->at = tm->at;
 		break;
 	case SCHED_KIND_CRON:
-		if (after < tm->start_at - 1)
-			after = tm->start_at - 1;
 		return cron_next(tm, after, out);
 	}
-	if (out->at > CV_TIME_MAX)
-		return 0;
 	out->wall = out->at + (tm->tz ? tz_offset_at(tm->tz, out->at) : 0);
 	return 1;
 }
@@ -205,11 +207,15 @@ slot_jitter(const char *id, int64_t slot, int64_t next_slot, int64_t jitter)
 {
 	int64_t max = jitter;
 
-	if (next_slot != CV_NEVER && next_slot - slot - 1 < max)
-		max = next_slot - slot - 1;
+	if (next_slot != CV_NEVER) {
+		if (next_slot <= slot)
+			return 0;
+		if ((uint64_t)next_slot - (uint64_t)slot - 1 < (uint64_t)max)
+			max = next_slot - slot - 1;
+	}
 	if (max <= 0)
 		return 0;
-	return (int64_t)(jitter_hash(id, slot) % (uint64_t)(max + 1));
+	return (int64_t)(jitter_hash(id, slot) % ((uint64_t)max + 1));
 }
 
 /* The slots newest first in a ring of n entries, with the total seen. */
@@ -254,15 +260,19 @@ walk(const struct timing *tm, int64_t lo, int64_t hi, struct ring *r,
 
 /*
  * Fills r with the newest slots in [due, now] and sets *total to how many
- * there are.  Interval slots are counted by arithmetic; others are walked,
- * and past SLOT_COUNT_MAX only the newest are found (by walking a window
- * that ends at now) and *exact is cleared.
+ * there are.  Interval slots are counted by arithmetic; others are walked.
+ * Past SLOT_COUNT_MAX slots the walk stops at some slot x: the newest
+ * slots are then found in a window that ends at now, grown until it holds
+ * enough of them or reaches back to x (then the count is exact again);
+ * otherwise the slots between x and the window go uncounted, *total is a
+ * lower bound and *exact is cleared.
  */
 static void
 due_slots(const struct timing *tm, int64_t due, int64_t now, struct ring *r,
     int64_t *total, int *exact)
 {
-	int64_t w = 3600, k;
+	static _Thread_local struct ring first;
+	int64_t w = 3600, k, x;
 
 	*exact = 1;
 	if (tm->kind == SCHED_KIND_INTERVAL && due >= tm->start_at &&
@@ -277,17 +287,23 @@ due_slots(const struct timing *tm, int64_t due, int64_t now, struct ring *r,
 		*total = r->seen;
 		return;
 	}
-	/* Too many to count: the newest lie in some window before now. */
-	*exact = 0;
+	first = *r;
+	x = ring_get(&first, 0);
 	for (;; w *= 8) {
-		int64_t lo = now - w < due - 1 ? due - 1 : now - w;
-
-		r->seen = 0;
-		walk(tm, lo, now, r, INT64_MAX);
-		if (r->seen >= r->cap || lo == due - 1)
+		if (now - w <= x) {
+			*r = first;
+			walk(tm, x, now, r, INT64_MAX);
 			break;
+		}
+		r->seen = 0;
+		walk(tm, now - w, now, r, INT64_MAX);
+		if (r->seen >= r->cap) {
+			*exact = 0;
+			*total = SLOT_COUNT_MAX + r->seen;
+			return;
+		}
 	}
-	*total = SLOT_COUNT_MAX + r->seen;
+	*total = r->seen;
 }
 
 /* Records a slot that did not run in the missed or expired tallies. */

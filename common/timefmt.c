@@ -93,6 +93,7 @@ digits(const char **p, int n, int *v)
 static int
 parse_wall(const char **p, int64_t *wall, char *err, size_t errlen)
 {
+	const char *start = *p;
 	int y, mo, d, h = 0, mi = 0, s = 0;
 
 	if (digits(p, 4, &y) || *(*p)++ != '-' || digits(p, 2, &mo) ||
@@ -102,16 +103,20 @@ parse_wall(const char **p, int64_t *wall, char *err, size_t errlen)
 		(*p)++;
 		if (digits(p, 2, &h) || *(*p)++ != ':' || digits(p, 2, &mi))
 			goto bad;
-		if (**p == ':' && ((*p)++, digits(p, 2, &s)))
-			goto bad;
-		if (**p == '.' && isdigit((unsigned char)(*p)[1]))
-			for ((*p)++; isdigit((unsigned char)**p); (*p)++)
-				; /* sub-second digits: slots are whole seconds
-				   */
+		if (**p == ':') {
+			(*p)++;
+			if (digits(p, 2, &s))
+				goto bad;
+			/* Sub-second digits: slots are whole seconds. */
+			if (**p == '.' && isdigit((unsigned char)(*p)[1]))
+				while (isdigit((unsigned char)*++*p))
+					;
+		}
 	}
 	if (y < 1 || mo < 1 || mo > 12 || d < 1 ||
 	    d > civil_month_days(y, mo) || h > 23 || mi > 59 || s > 59) {
-		snprintf(err, errlen, "date or time out of range");
+		snprintf(err, errlen, "%.*s: date or time out of range",
+		    (int)(*p - start), start);
 		return -1;
 	}
 	*wall = civil_days(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
@@ -131,7 +136,7 @@ bad:
 static int
 parse_offset(const char *p, int32_t *off)
 {
-	int h, m, s = 0, sign;
+	int h, m, s = 0, sign, colon;
 
 	if ((p[0] == 'Z' || p[0] == 'z') && p[1] == '\0') {
 		*off = 0;
@@ -141,10 +146,10 @@ parse_offset(const char *p, int32_t *off)
 		return p[0] == '\0' ? 0 : -1;
 	sign = p[0] == '-' ? -1 : 1;
 	p++;
-	if (digits(&p, 2, &h) || (*p == ':' && *++p == '\0') ||
+	if (digits(&p, 2, &h) || ((colon = *p == ':') && *++p == '\0') ||
 	    digits(&p, 2, &m) || h > 23 || m > 59)
 		return -1;
-	if (*p == ':' && (p++, digits(&p, 2, &s) || s > 59))
+	if (colon && *p == ':' && (p++, digits(&p, 2, &s) || s > 59))
 		return -1;
 	if (*p != '\0')
 		return -1;
@@ -169,6 +174,10 @@ timefmt_parse(
 
 	if (s[0] == '@') {
 		errno = 0;
+		if (!isdigit((unsigned char)s[1]) &&
+		    !(s[1] == '-' && isdigit((unsigned char)s[2])))
+			return log_errbuf(
+			    err, errlen, "\"%s\": bad epoch seconds", s);
 		wall = strtoll(s + 1, &end, 10);
 		if (end == s + 1 || *end != '\0' || errno ||
 		    wall < CV_TIME_MIN || wall > CV_TIME_MAX) {
@@ -210,7 +219,7 @@ timefmt_duration(const char *s, int64_t *out, char *err, size_t errlen)
 {
 	const int64_t max = 100LL * 366 * 86400;
 	const char *p = s;
-	int64_t total = 0, n, unit;
+	int64_t total = 0, n, unit, last = INT64_MAX;
 	char *end;
 
 	do {
@@ -245,6 +254,9 @@ timefmt_duration(const char *s, int64_t *out, char *err, size_t errlen)
 		default:
 			goto bad;
 		}
+		if (unit >= last) /* units largest first, each once */
+			goto bad;
+		last = unit;
 		if (n > max / unit || (total += n * unit) > max)
 			goto range;
 		p = end + 1;

@@ -588,12 +588,18 @@ START_TEST(test_next_edges)
 	/* The ends of the supported range, and beyond. */
 	ck_assert_int_eq(
 	    cron_next_wall(&c, CV_TIME_MIN, CV_NEVER), CV_TIME_MIN);
-	ck_assert_int_eq(cron_next_wall(&c, INT64_MIN, CV_NEVER), CV_TIME_MIN);
+	/* wall times reach two days past the instants in range */
+	ck_assert_int_eq(
+	    cron_next_wall(&c, INT64_MIN, CV_NEVER), CV_TIME_MIN - 172800);
 	ck_assert_int_eq(
 	    cron_next_wall(&c, CV_TIME_MAX - 59, CV_NEVER), CV_TIME_MAX - 59);
 	ck_assert_int_eq(
-	    cron_next_wall(&c, CV_TIME_MAX - 58, CV_NEVER), CV_NEVER);
-	ck_assert_int_eq(cron_next_wall(&c, CV_TIME_MAX, CV_NEVER), CV_NEVER);
+	    cron_next_wall(&c, CV_TIME_MAX - 58, CV_NEVER), CV_TIME_MAX + 1);
+	ck_assert_int_eq(
+	    cron_next_wall(&c, CV_TIME_MAX + 172800 - 59, CV_NEVER),
+	    CV_TIME_MAX + 172800 - 59);
+	ck_assert_int_eq(
+	    cron_next_wall(&c, CV_TIME_MAX + 172800 - 58, CV_NEVER), CV_NEVER);
 	ck_assert_int_eq(cron_next_wall(&c, INT64_MAX, INT64_MAX), CV_NEVER);
 	c = parse_ok("59 23 31 12 *");
 	ck_assert_int_eq(
@@ -605,8 +611,10 @@ START_TEST(test_next_edges)
 	    cron_next_wall(&c, CV_TIME_MIN, CV_NEVER), CV_TIME_MIN);
 	ck_assert_int_eq(
 	    cron_next_wall(&c, CV_TIME_MIN + 1, CV_NEVER), wall(2, 1, 1, 0, 0));
+	ck_assert_int_eq(cron_next_wall(&c, wall(9999, 1, 1, 0, 1), CV_NEVER),
+	    CV_TIME_MAX + 1);
 	ck_assert_int_eq(
-	    cron_next_wall(&c, wall(9999, 1, 1, 0, 1), CV_NEVER), CV_NEVER);
+	    cron_next_wall(&c, CV_TIME_MAX + 2, CV_NEVER), CV_NEVER);
 
 	/* A hand-made struct that never matches ends, and empty fields. */
 	c = parse_ok("0 0 1 1 *");
@@ -776,8 +784,8 @@ oracle_next(const struct expect *e, int64_t from, int64_t limit)
 	int64_t t = -floor_div(-from, 60) * 60;
 	int and_rule = e->star[2] || e->star[4];
 
-	if (limit > CV_TIME_MAX + 1)
-		limit = CV_TIME_MAX + 1;
+	if (limit > CV_TIME_MAX + 1 + 172800)
+		limit = CV_TIME_MAX + 1 + 172800;
 	while (t < limit) {
 		time_t tt = (time_t)t;
 		struct tm tm;

@@ -119,6 +119,11 @@ START_TEST(test_input_errors)
 	parse_fails("2026-01-01T00:00:00Zjunk", "bad UTC offset");
 	parse_fails("2026-01-01T00:00:00+01:00:60", "bad UTC offset");
 	parse_fails("2026-01-01T00:00:00+01:00:", "bad UTC offset");
+	parse_fails("2026-01-01T00:00:00+0100:00", "bad UTC offset");
+	parse_fails("2026-01-01T00:00.5Z", "bad UTC offset");
+	parse_fails("@ 5", "bad epoch seconds");
+	parse_fails("@+5", "bad epoch seconds");
+	parse_fails("2026-02-30", "2026-02-30: date or time out of range");
 	parse_fails("@", "bad epoch seconds");
 	parse_fails("@12x", "bad epoch seconds");
 	parse_fails("@99999999999999999999", "bad epoch seconds");
@@ -137,7 +142,7 @@ START_TEST(test_duration)
 	    {"1", 1}, {"3162240000s", 3162240000}};
 	static const char *const bad[] = {"", "0", "0s", "-5", "5x", "h",
 	    "1h30", "1.5h", " 5m", "5m ", "3162240001s", "99999999999999999999",
-	    "36601d"};
+	    "1h1h", "30m1h", "5s5s", "36601d"};
 	char err[CV_ERRLEN];
 	int64_t v;
 

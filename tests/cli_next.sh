@@ -40,18 +40,35 @@ check every 0 "2026-01-01T00:03:00Z" -- \
 	--from 2025-12-31T00:00:00Z
 check at 0 "2026-12-24T17:00:00Z  Thu 2026-12-24 18:00:00+01:00 CET" -- \
 	"$ctl" next --at 2026-12-24T18:00:00 --tz Europe/Berlin --from 2026-01-01
-out=$("$ctl" next --every 90s --start 2026-01-01T00:00:00Z --count 3 \
-	--format epoch --from 2025-12-31T00:00:00Z | tr '\n' ' ')
-check epoch 0 "1767225600 1767225690 1767225780 " -- echo "$out"
-out=$("$ctl" next '@daily' --tz Asia/Kathmandu --count 2 --json \
-	--from 2026-06-01T00:00:00Z | jq -c '[.timezone, .next[0].epoch, .next[0].local, .next[1].offset]')
-check json 0 '["Asia/Kathmandu",1780337700,"2026-06-02T00:00:00+05:45",20700]' -- echo "$out"
+# The output of these is filtered; the command's own status is kept.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$ctl" next --every 90s --start 2026-01-01T00:00:00Z --count 3 \
+	--format epoch --from 2025-12-31T00:00:00Z >"$tmp/out"
+rc=$?
+out=$(tr '\n' ' ' <"$tmp/out")
+check epoch 0 "1767225600 1767225690 1767225780 " -- sh -c "echo '$out'; exit $rc"
+"$ctl" next '@daily' --tz Asia/Kathmandu --count 2 --json \
+	--from 2026-06-01T00:00:00Z >"$tmp/out"
+rc=$?
+out=$(jq -c '[.timezone, .next[0].epoch, .next[0].local, .next[1].offset]' <"$tmp/out")
+check json 0 '["Asia/Kathmandu",1780337700,"2026-06-02T00:00:00+05:45",20700]' -- sh -c "echo '$out'; exit $rc"
+# start_at holds for cron schedules too; a one-shot takes none
+check cron-start 0 "2030-01-01T00:00:00Z" -- \
+	"$ctl" next '0 0 * * *' --start 2030-01-01T00:00:00Z --count 1 --from 2026-01-01
+check at-start 1 "start: a one-shot schedule takes no start" -- \
+	"$ctl" next --at 2030-01-01T00:00:00Z --start 2029-01-01T00:00:00Z
+check year-10000 0 "9999-12-31T23:00:00Z  Sat 10000-01-01 13:00:00+14:00" -- \
+	"$ctl" next '0 * * * *' --tz Pacific/Kiritimati --from 9999-12-31T21:30:00Z --count 2
+if [ -w /dev/full ]; then
+	check write-error 1 "writing the output" -- sh -c "'$ctl' next '* * * * *' --count 100000 >/dev/full"
+fi
 
 # errors name the problem and exit 1; usage errors exit 2
 check bad-hour 1 "hour: 24 is out of range 0-23" -- "$ctl" next '0 24 * * *'
 check reversed 1 "day-of-week: reversed range FRI-MON" -- "$ctl" next '0 0 * * FRI-MON'
 check never 1 "never fires" -- "$ctl" next '0 0 30 2 *'
-check bad-zone 1 'unknown time zone "Mars/Olympus"' -- "$ctl" next '* * * * *' --tz Mars/Olympus
+check bad-zone 1 '--tz: unknown time zone "Mars/Olympus"' -- "$ctl" next '* * * * *' --tz Mars/Olympus
 check bad-from 1 "--from:" -- "$ctl" next '* * * * *' --from tomorrow
 check bad-every 1 "not a duration" -- "$ctl" next --every soon
 check two-kinds 1 "exactly one of" -- "$ctl" next '* * * * *' --every 5m
@@ -74,8 +91,8 @@ check batch 0 '{"id":1,"next":[1773061200,1773147600]}|{"id":"b","error":"hour: 
 check batch-every 0 '{"id":[3],"next":[1767225690,1767225780]}|{"id":4,"error":"unknown time zone \"Nowhere/Land\""}|{"id":5,"error":' -- echo "$replies"
 
 # config check prints the effective configuration, env overrides applied
-empty=$(mktemp)
-trap 'rm -f "$empty"' EXIT
+empty=$tmp/empty
+: >"$empty"
 check config 0 "max_concurrent_runs = 7" -- \
 	env CRONVISOR_MAX_CONCURRENT_RUNS=7 "$ctl" config check -f "$empty"
 check config-bad 1 "CRONVISOR_MAX_CONCURRENT_RUNS: 0 is out of range" -- \

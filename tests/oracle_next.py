@@ -26,8 +26,9 @@ ZONES = [
     "Europe/Dublin", "America/St_Johns", "Africa/Casablanca",
     "Antarctica/Troll", "Europe/Berlin", "Australia/Sydney",
     "America/Havana", "Asia/Gaza", "Pacific/Auckland", "UTC",
+    "Pacific/Apia", "America/Caracas", "Pacific/Kiritimati",
 ]
-YEARS = [1987, 2004, 2026, 2027, 2040, 2077]
+YEARS = [1987, 2004, 2011, 2026, 2027, 2040, 2077]
 FIELDS = [("minute", 0, 59), ("hour", 0, 23), ("day-of-month", 1, 31),
           ("month", 1, 12), ("day-of-week", 0, 7)]
 NAMES = {3: ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP",
@@ -128,7 +129,8 @@ def reference(case):
                         fires.add(ts[0])
                     elif kind == "fold":
                         fires.update(ts if both else ts[:1])
-        after = sorted(t for t in fires if t > case["from"])
+        after = sorted(t for t in fires if t > case["from"] and
+                       t >= case.get("start_epoch", t))
         # A later day can still add an instant earlier than one seen (a fold),
         # so stop a day after the count is reached.
         if len(after) >= case["count"] and \
@@ -190,6 +192,8 @@ def gen_cases(n, rng):
             case["dst_gap"] = rng.choice(["auto", "shift", "skip"])
         if rng.random() < 0.4:
             case["dst_fold"] = rng.choice(["auto", "first", "both"])
+        if rng.random() < 0.1:
+            case["start_epoch"] = t + rng.randint(0, 3 * 86400)
         cases.append(case)
     return cases
 
@@ -218,7 +222,10 @@ def main():
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 3000
     rng = random.Random(20261122)
     cases = gen_cases(n, rng)
-    lines = [json.dumps(c) for c in cases]
+    lines = [json.dumps({k: ("@%d" % v if k == "start_epoch" else v)
+                         for k, v in c.items()}).replace('"start_epoch"',
+                                                          '"start"')
+             for c in cases]
     lines += [json.dumps({"id": "bad%d" % i, "cron": e, "from": 0})
               for i, (e, _) in enumerate(INVALID)]
     out = subprocess.run([ctl, "next", "--batch"], input="\n".join(lines),
