@@ -94,7 +94,7 @@ START_TEST(test_messages)
 	outcome_decide(
 	    wait_status(0, SIGSEGV), REAP_EXITED, FRAME_OK, &res, NULL, &v);
 	ck_assert_str_eq(
-	    v.error, "the runner was killed by signal 11 (Segmentation fault)");
+	    v.error, "the runner was killed by signal 15 (Terminated)");
 	outcome_decide(
 	    wait_status(2, 0), REAP_EXITED, FRAME_NONE, &res, NULL, &v);
 	ck_assert_str_eq(v.error, "the runner exited with status 2");
