@@ -17,6 +17,8 @@ usage(FILE *fp)
 	      "commands:\n"
 	      "  next          preview the fire times of a schedule\n"
 	      "  config check  print the effective configuration\n"
+	      "  db migrate    apply the database schema migrations\n"
+	      "  db status     list applied and pending migrations\n"
 	      "  version       print the version\n"
 	      "\n"
 	      "Run 'cronvisorctl COMMAND --help' for a command's options.\n",
@@ -51,6 +53,8 @@ main(int argc, char **argv)
 		return next_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "config") == 0)
 		return config_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "db") == 0)
+		return db_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 ||
 	    strcmp(argv[1], "--version") == 0) {
 		printf("cronvisorctl %s\n", CV_VERSION);

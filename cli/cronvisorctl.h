@@ -22,4 +22,7 @@ void next_usage(FILE *fp);
 /* config.c: print the effective configuration */
 int config_main(int argc, char **argv);
 
+/* db.c: apply and list the schema migrations */
+int db_main(int argc, char **argv);
+
 #endif

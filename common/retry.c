@@ -10,7 +10,7 @@
  *				                      backoff(rc+1), rc+1
  *	skipped:		nothing ran: next slot, n and rc unchanged
  *	interrupted:		a supervisor shutdown stopped it: the same
- *				slot again at once, n and rc unchanged
+ *				slot again at once as attempt rc+1, never dead
  *
  * The retry budget is per repeat: a success resets it.  A result marked not
  * retryable spends the whole budget at once.  The supervisor applies the
@@ -90,8 +90,13 @@ retry_next(const struct retry_policy *pol, int64_t repeat, int64_t retry,
 		out->step = STEP_NEXT;
 		return;
 	case OUTCOME_INTERRUPTED:
-		/* Not the run's fault: it costs no retry and no error. */
+		/*
+		 * Not the run's fault: it runs again at once and is never the
+		 * one that makes the schedule dead, but it takes the next
+		 * attempt number, so that every run of a slot has its own.
+		 */
 		out->step = STEP_RETRY;
+		out->retry = retry + 1;
 		return;
 	}
 }

@@ -47,25 +47,25 @@ struct run_limits {
  * be valid when spawn_runner() is called.
  */
 struct run_spec {
-	const char *run_id;       /* for log prefixes, e.g. sched-…-n5-rc0 */
-	const char *schedule;     /* schedule name, for log prefixes */
-	enum run_target target;   /* which of the groups below counts */
-	char *const *argv;        /* EXEC: NULL-terminated, argv[0] the file */
-	char *const *env;         /* EXEC: "K=V", NULL-terminated; all it gets */
-	const char *cwd;          /* EXEC: working directory, NULL: "/" */
-	int run_as;               /* EXEC: 1: switch to uid/gid (needs root) */
-	uid_t uid;                /* EXEC: user to run as */
-	gid_t gid;                /* EXEC: group to run as (no other groups) */
-	const char *method;       /* HTTP: "GET", "POST", …; NULL: GET/POST */
-	const char *url;          /* HTTP: http:// or https:// only */
+	const char *run_id;     /* for log prefixes, e.g. sched-…-n5-rc0 */
+	const char *schedule;   /* schedule name, for log prefixes */
+	enum run_target target; /* which of the groups below counts */
+	char *const *argv;      /* EXEC: NULL-terminated, argv[0] the file */
+	char *const *env;       /* EXEC: "K=V", NULL-terminated; all it gets */
+	const char *cwd;        /* EXEC: working directory, NULL: "/" */
+	int run_as;             /* EXEC: 1: switch to uid/gid (needs root) */
+	uid_t uid;              /* EXEC: user to run as */
+	gid_t gid;              /* EXEC: group to run as (no other groups) */
+	const char *method;     /* HTTP: "GET", "POST", …; NULL: GET/POST */
+	const char *url;        /* HTTP: http:// or https:// only */
 	const char *const *headers; /* HTTP: "Name: value", NULL-terminated */
 	const void *body;           /* HTTP: request body, NULL: none */
 	size_t body_len;            /* HTTP: bytes in body */
 	const char *proxy;          /* HTTP: proxy URL; NULL: none, ever */
 	int64_t timeout;            /* seconds the target may take, >= 1 */
 	int64_t kill_grace;         /* seconds from SIGTERM to SIGKILL, >= 0 */
-	size_t output_tail;         /* output bytes kept, <= RESULT_OUTPUT_MAX */
-	struct run_limits limits;   /* EXEC: applied to the target only */
+	size_t output_tail;       /* output bytes kept, <= RESULT_OUTPUT_MAX */
+	struct run_limits limits; /* EXEC: applied to the target only */
 };
 
 /* spawn.c: the supervisor's side. */
@@ -73,9 +73,9 @@ int spawn_init(void);
 pid_t spawn_runner(const struct run_spec *spec, int *result_fd);
 
 /* child.c: the runner child, from fork to _exit. */
-_Noreturn void child_main(const struct run_spec *spec, int result_fd,
-    pid_t parent);
-int child_signals(int sfd, int *alarm, int *term, int *chld);
+_Noreturn void child_main(
+    const struct run_spec *spec, int result_fd, pid_t parent);
+int child_signals(int sfd, int *alarm_seen, int *term, int *chld);
 
 /* exec.c: an exec target, watched from the runner. */
 void exec_run(const struct run_spec *spec, int sfd, struct result *res);
@@ -85,10 +85,10 @@ struct target_error {
 	int stage; /* TARGET_STAGE_* of target.c: what failed */
 	int err;   /* its errno */
 };
-_Noreturn void target_main(const struct run_spec *spec, int outfd,
-    int statusfd);
-void target_describe(const struct run_spec *spec,
-    const struct target_error *te, struct result *res);
+_Noreturn void target_main(
+    const struct run_spec *spec, int outfd, int statusfd);
+void target_describe(const struct run_spec *spec, const struct target_error *te,
+    struct result *res);
 
 /* http.c: an http target, done by libcurl in the runner. */
 void http_run(const struct run_spec *spec, int sfd, struct result *res);

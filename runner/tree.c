@@ -147,8 +147,8 @@ procs_mark(struct procs *ps, pid_t self)
 			struct proc *p = &ps->v[i];
 			if (p->mine || p->pid == self)
 				continue;
-			parent = p->ppid == self ? NULL
-			                         : procs_find(ps, p->ppid);
+			parent =
+			    p->ppid == self ? NULL : procs_find(ps, p->ppid);
 			if (p->ppid == self || (parent != NULL && parent->mine))
 				p->mine = changed = 1;
 		}

@@ -5,7 +5,13 @@
 #ifndef CRONVISORD_H
 #define CRONVISORD_H
 
+#include <sys/types.h>
+
 #include "cronvisor.h"
+#include "runner.h"
+
+struct db;
+struct db_rows;
 
 /* outcome.c: what a reaped runner's run amounts to. */
 enum reap_cause {
@@ -25,5 +31,155 @@ struct verdict {
 };
 void outcome_decide(int wstatus, enum reap_cause cause, enum frame_state fs,
     const struct result *res, const char *frame_err, struct verdict *out);
+
+enum overlap {
+	OVERLAP_SKIP,       /* a slot due while a run runs is skipped */
+	OVERLAP_ALLOW,      /* it runs beside it */
+	OVERLAP_BUFFER_ONE, /* it waits for the running one */
+};
+
+/* A schedules row, as sched_load() reads it. */
+struct sched {
+	char id[40];               /* UUID */
+	char id8[9];               /* its first eight hex digits */
+	char *name;                /* for logs and events */
+	struct timing tm;          /* when it fires */
+	struct retry_policy pol;   /* repeats, retries, backoff */
+	struct catch_up_policy cu; /* missed slots */
+	enum overlap overlap;      /* slots due while a run runs */
+	int anchor_completion;     /* interval counted from each run's end */
+	int64_t jitter;            /* seconds of deterministic start delay */
+	int64_t timeout;           /* seconds a run may take */
+	int active;                /* status is 'active' */
+	int64_t repeat;            /* current_repeat: successful runs */
+	int64_t retry;             /* current_retry */
+	int retry_pending;         /* a retry of next_slot_at is due */
+	int64_t retry_repeat;      /* the repeat number that retry runs as */
+	int64_t next_run_at;       /* when something is due, CV_NEVER: NULL */
+	int64_t next_slot_at;      /* the slot it belongs to */
+	int64_t running;           /* runs in flight */
+	int64_t slot_seq;          /* repeat number of the next slot run */
+	char *target;              /* target JSON, "" for the receiver */
+	char *limits;              /* limits JSON */
+	char *payload;             /* trigger_payload JSON */
+	char *workflow_id;         /* "" for none */
+	char *trigger_node_id;     /* "" for none */
+};
+
+/* The strings and vectors a run_spec points to. */
+struct spec_buf {
+	char **argv;    /* EXEC: the command */
+	char **env;     /* EXEC: its environment */
+	char **headers; /* HTTP: request headers */
+	char *body;     /* HTTP: request body */
+	char *cwd;      /* EXEC: working directory */
+	char *url;      /* HTTP: where to */
+	char *method;   /* HTTP: how */
+};
+
+enum job_state {
+	JOB_STARTING, /* claimed, runner not forked yet */
+	JOB_RUNNING,  /* its runner works: pipe open, not reaped */
+	JOB_ENDED,    /* reaped and the pipe at EOF: result to write */
+	JOB_DONE,     /* its result is in the database */
+};
+
+/* One run this supervisor claimed. */
+struct job {
+	enum job_state state;        /* where it is, moved by job_state() */
+	char run_id[RUN_ID_MAX];     /* sched-<id8>-n<repeat>-rc<attempt> */
+	char schedule_id[40];        /* its schedule */
+	char *name;                  /* the schedule's name, for logs */
+	int64_t slot;                /* the slot it runs */
+	int64_t repeat;              /* n */
+	int64_t attempt;             /* rc */
+	struct spec_buf sb;          /* what spec points to */
+	struct run_spec spec;        /* what the runner runs */
+	char spawn_error[CV_ERRLEN]; /* non-empty: it cannot start */
+	pid_t pid;                   /* the runner, 0 before the fork */
+	int fd;                      /* its result pipe, -1 when closed */
+	int reaped;                  /* waitpid() returned it */
+	int wstatus;                 /* what waitpid() said */
+	enum reap_cause cause;       /* what the supervisor did to it */
+	int64_t deadline_ms;         /* backstop, CLOCK_MONOTONIC ms */
+	struct result_reader rd;     /* its result frame, arriving */
+	struct result res;           /* the frame, decoded */
+	enum frame_state fs;         /* how the frame went */
+	char frame_err[CV_ERRLEN];   /* why it was bad */
+	struct verdict verdict;      /* the run's status, once ENDED */
+	struct job *next;            /* list of jobs */
+};
+
+/* The supervisor's state: its one global. */
+struct supervisor {
+	struct config cf;        /* the configuration in force */
+	const char *config_path; /* where it came from */
+	struct db *db;           /* the connection, also LISTENing */
+	int64_t id;              /* our supervisors row: the lease */
+	int epfd;                /* the event loop */
+	int sigfd;               /* SIGCHLD, SIGTERM, SIGINT, SIGHUP */
+	int timerfd;             /* the earliest next_run_at */
+	int dbfd;                /* the database socket */
+	struct job *jobs;        /* runs claimed and not yet written */
+	int want_claim;          /* claim at the next turn */
+	int stopping;            /* a stop signal came: claim no more */
+	int64_t stop_ms;         /* when running runs get interrupted */
+	int64_t heartbeat_ms;    /* next heartbeat, CLOCK_MONOTONIC ms */
+	int64_t poll_ms;         /* next claim whatever the timer says */
+	int db_down;             /* the connection is lost */
+	int64_t db_retry_ms;     /* next reconnect attempt */
+	int64_t db_backoff_ms;   /* and the wait after it */
+};
+extern struct supervisor sv;
+
+/* cronvisord.c */
+void db_failed(const char *err);
+
+/* claim.c: due schedules into runs. */
+int claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
+    struct job **jobs, char *err, size_t errlen);
+
+/* finish.c: a run's result and its schedule's next state. */
+int finish_run(struct db *db, int64_t lease, const struct job *j, char *err,
+    size_t errlen);
+
+/* job.c: a run's life in the supervisor. */
+int64_t job_now_ms(void);
+void job_state(struct job *j, enum job_state to);
+void job_free(struct job *j);
+void job_free_list(struct job *j);
+void job_start(struct job *j, int epfd, int64_t kill_grace);
+void job_readable(struct job *j, int epfd);
+void job_reaped(struct job *j, int st);
+int64_t job_deadline(struct job *j, int64_t now_ms, int64_t kill_grace);
+void job_interrupt(struct job *j, int64_t now_ms, int64_t kill_grace);
+
+/* peer.c: the other supervisors. */
+int64_t peer_register(
+    struct db *db, const char *name, char *err, size_t errlen);
+int peer_heartbeat(struct db *db, int64_t id, char *err, size_t errlen);
+int peer_stop(struct db *db, int64_t id, char *err, size_t errlen);
+int peer_reap_lost(
+    struct db *db, int64_t self, int64_t lease, char *err, size_t errlen);
+
+/* sched.c: schedules rows and the runs they make. */
+#define SCHED_COLUMNS                                                          \
+	"id, id8, name, kind, interval_seconds, anchor, cron, timezone, "      \
+	"floor(extract(epoch FROM at))::bigint, "                              \
+	"floor(extract(epoch FROM start_at))::bigint, dst_gap, dst_fold, "     \
+	"jitter_seconds, total_repeats, max_retries, backoff, "                \
+	"retry_delay_seconds, timeout_seconds, overlap, catch_up, "            \
+	"max_catch_up_runs, starting_deadline_seconds, target, limits, "       \
+	"trigger_payload, current_repeat, current_retry, "                     \
+	"floor(extract(epoch FROM next_run_at))::bigint, "                     \
+	"floor(extract(epoch FROM next_slot_at))::bigint, running, slot_seq, " \
+	"workflow_id, trigger_node_id, status, retry_pending, retry_repeat"
+int sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
+    size_t errlen);
+void sched_clear(struct sched *s);
+int sched_spec(const struct sched *s, const struct job *j,
+    const struct config *cf, struct spec_buf *sb, struct run_spec *spec,
+    char *err, size_t errlen);
+void sched_spec_clear(struct spec_buf *sb);
 
 #endif

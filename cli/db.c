@@ -1,0 +1,179 @@
+/*
+ * db.c: "cronvisorctl db migrate" brings the database's schema up to the
+ * one compiled into this binary (common/migrate.c), and "cronvisorctl db
+ * status" lists which migrations are applied and which are pending.  Both
+ * find the database in --database, or else in the configuration the
+ * daemons read (-f FILE or /etc/cronvisor/cronvisor.conf, then
+ * CRONVISOR_DATABASE_URL), and never print its password.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cronvisorctl.h"
+
+/* The options both subcommands take. */
+struct db_opts {
+	const char *url;  /* --database, or NULL */
+	const char *path; /* configuration file */
+	int must_exist;   /* 1: -f was given, the file must exist */
+};
+
+static void
+db_usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: cronvisorctl db migrate [--database URL] [-f FILE]\n"
+	    "       cronvisorctl db status [--database URL] [-f FILE]\n"
+	    "\n"
+	    "migrate applies the migrations this cronvisorctl carries that\n"
+	    "the database lacks, each in its own transaction, and refuses a\n"
+	    "database newer than itself; status lists them.  The database is\n"
+	    "URL (a libpq conninfo or postgresql:// URI), or else database_url\n"
+	    "from FILE (default %s, which may be absent)\n"
+	    "and CRONVISOR_DATABASE_URL.\n",
+	    CONFIG_PATH);
+}
+
+/* Parses the options after "db SUB"; returns -1 done (help), 0, or 2. */
+static int
+db_parse(int argc, char **argv, struct db_opts *o)
+{
+	static const struct option opts[] = {
+	    {"database", required_argument, NULL, 'd'},
+	    {"file", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+
+	o->url = NULL;
+	o->path = CONFIG_PATH;
+	o->must_exist = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:f:h", opts, NULL)) != -1)
+		switch (c) {
+		case 'd':
+			o->url = optarg;
+			break;
+		case 'f':
+			o->path = optarg;
+			o->must_exist = 1;
+			break;
+		case 'h':
+			db_usage(stdout);
+			return -1;
+		default:
+			return CTL_EXIT_USAGE;
+		}
+	if (optind != argc)
+		return ctl_usage_error("db %s takes no arguments", argv[0]);
+	return 0;
+}
+
+/* Connects to the database the options name; NULL after a message. */
+static struct db *
+db_connect(const struct db_opts *o)
+{
+	struct config cf;
+	struct db *db;
+	char err[CV_ERRLEN * 2];
+
+	if (o->url != NULL) {
+		if ((db = db_open(o->url, err, sizeof(err))) == NULL)
+			log_warnx("%s", err);
+		return db;
+	}
+	config_defaults(&cf);
+	if (config_load(&cf, o->path, o->must_exist, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		config_clear(&cf);
+		return NULL;
+	}
+	if ((db = db_open(cf.database_url, err, sizeof(err))) == NULL)
+		log_warnx("%s", err);
+	config_clear(&cf);
+	return db;
+}
+
+/* Reports one migration migrate_run() has committed. */
+static void
+db_applied(const struct migration *m, void *arg)
+{
+	(void)arg;
+	printf("applied %s\n", m->name);
+	fflush(stdout);
+}
+
+/* "db migrate": applies what is missing. */
+static int
+db_migrate(struct db *db)
+{
+	char err[CV_ERRLEN * 2];
+	int n;
+
+	if ((n = migrate_run(db, db_applied, NULL, err, sizeof(err))) == -1) {
+		log_warnx("%s", err);
+		return CTL_EXIT_FAIL;
+	}
+	if (n == 0)
+		printf("schema is up to date (version %d)\n", migrate_latest());
+	else
+		printf("schema is at version %d\n", migrate_latest());
+	return CTL_EXIT_OK;
+}
+
+/* "db status": one line per migration, then a summary. */
+static int
+db_status(struct db *db)
+{
+	struct migrate_entry *e;
+	char err[CV_ERRLEN * 2];
+	size_t n, pending = 0;
+	int version = 0;
+
+	if (migrate_status(db, &e, &n, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return CTL_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].applied_at[0] != '\0')
+			version = e[i].version;
+		else
+			pending++;
+		printf("%-32s %s%s%s\n", e[i].name,
+		    e[i].applied_at[0] ? "applied " : "pending",
+		    e[i].applied_at,
+		    e[i].known ? "" : "  (unknown to this cronvisorctl)");
+	}
+	printf("schema version %d; this cronvisorctl knows %d; %zu pending\n",
+	    version, migrate_latest(), pending);
+	free(e);
+	return version > migrate_latest() ? CTL_EXIT_FAIL : CTL_EXIT_OK;
+}
+
+/* Entry point of "cronvisorctl db"; argv[0] is "db". */
+int
+db_main(int argc, char **argv)
+{
+	struct db_opts o;
+	struct db *db;
+	int rc, migrate;
+
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0) {
+		db_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? CTL_EXIT_USAGE : CTL_EXIT_OK;
+	}
+	if (strcmp(argv[1], "migrate") != 0 && strcmp(argv[1], "status") != 0)
+		return ctl_usage_error("unknown db command \"%s\"", argv[1]);
+	migrate = strcmp(argv[1], "migrate") == 0;
+	if ((rc = db_parse(argc - 1, argv + 1, &o)) != 0)
+		return rc == -1 ? CTL_EXIT_OK : rc;
+	if ((db = db_connect(&o)) == NULL)
+		return CTL_EXIT_FAIL;
+	rc = migrate ? db_migrate(db) : db_status(db);
+	db_close(db);
+	return rc;
+}

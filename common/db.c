@@ -1,0 +1,573 @@
+/*
+ * db.c: the one thin wrapper over libpq.  Everything else in cronvisor talks
+ * to PostgreSQL through these calls and never sees a PGconn or a PGresult:
+ * commands and queries with text parameters, transactions, the error of the
+ * last call as a message, a SQLSTATE and a coarse kind (lost connection,
+ * retryable conflict, unique violation, other), reconnection, and the
+ * non-blocking LISTEN/NOTIFY half the supervisor's event loop needs.  Error
+ * messages never carry the connection's password: libpq echoes pieces of a
+ * malformed conninfo in its messages, so every message is scrubbed of the
+ * password before it leaves this file.  One struct db is one connection and
+ * must be used by one thread at a time; distinct ones are independent.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "cronvisor.h"
+
+#define DB_MASK            "***" /* what a password becomes in messages */
+#define DB_CONNECT_TIMEOUT "10"  /* seconds, unless the conninfo says */
+#define DB_SECRETS_MAX     4     /* password spellings scrubbed */
+
+struct db {
+	PGconn *conn;     /* the connection, never NULL */
+	char *conninfo;   /* as given, to scrub messages of its password */
+	char sqlstate[6]; /* SQLSTATE of the last failure, "" after success */
+	enum db_err kind; /* what the last failure was */
+	char **channels;  /* channels LISTENed to, re-LISTENed by db_reset */
+	size_t nchannels; /* entries in channels */
+};
+
+struct db_rows {
+	PGresult *res; /* a PGRES_TUPLES_OK or PGRES_COMMAND_OK result */
+	int nrows;     /* rows in res */
+	int ncols;     /* columns in res */
+};
+
+static int db_listen_again(
+    struct db *db, const char *channel, char *err, size_t errlen);
+
+/* Sends libpq's NOTICEs (CREATE ... IF NOT EXISTS and the like) to debug. */
+static void
+db_notice(void *arg, const char *msg)
+{
+	size_t n = strlen(msg);
+
+	(void)arg;
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		n--;
+	log_debug("database: %.*s", (int)n, msg);
+}
+
+/* Replaces every occurrence of secret (if long enough) in s by DB_MASK. */
+static void
+db_scrub_one(char *s, size_t size, const char *secret, size_t slen)
+{
+	size_t mlen = strlen(DB_MASK);
+	char *p = s;
+
+	if (slen == 0)
+		return;
+	while ((p = strstr(p, secret)) != NULL) {
+		size_t off = (size_t)(p - s), tail = strlen(p + slen);
+
+		if (off + mlen >= size) {
+			*p = '\0';
+			return;
+		}
+		if (off + mlen + tail >= size)
+			tail = size - 1 - off - mlen;
+		memmove(p + mlen, p + slen, tail);
+		p[mlen + tail] = '\0';
+		memcpy(p, DB_MASK, mlen);
+		p += mlen;
+	}
+}
+
+/*
+ * Adds the raw (undecoded) password spellings found in conninfo to sec:
+ * "password=VALUE" of a conninfo or a URI query, and the "user:PASS@" of a
+ * URI.  Works on text libpq could not parse, too.
+ */
+static size_t
+db_raw_secrets(const char *ci, char sec[][256], size_t n)
+{
+	const char *p, *e;
+
+	if ((p = strstr(ci, "password=")) != NULL && n < DB_SECRETS_MAX) {
+		p += strlen("password=");
+		if (*p == '\'')
+			p++;
+		e = p + strcspn(p, " \t\n'&");
+		snprintf(sec[n++], 256, "%.*s", (int)(e - p), p);
+	}
+	if ((p = strstr(ci, "://")) != NULL && n < DB_SECRETS_MAX) {
+		p += 3;
+		e = p + strcspn(p, "/?");
+		const char *at = memchr(p, '@', (size_t)(e - p));
+		const char *colon = memchr(p, ':', (size_t)(e - p));
+		if (at != NULL && colon != NULL && colon < at)
+			snprintf(sec[n++], 256, "%.*s", (int)(at - colon - 1),
+			    colon + 1);
+	}
+	return n;
+}
+
+/*
+ * Scrubs every spelling of conninfo's password from the message s (size
+ * bytes): the decoded value libpq parsed and the raw text.
+ */
+static void
+db_scrub(char *s, size_t size, const char *conninfo)
+{
+	char sec[DB_SECRETS_MAX][256];
+	PQconninfoOption *opts, *o;
+	size_t n = 0;
+
+	if (conninfo == NULL || s == NULL || size == 0)
+		return;
+	if ((opts = PQconninfoParse(conninfo, NULL)) != NULL) {
+		for (o = opts; o->keyword != NULL; o++)
+			if (strcmp(o->keyword, "password") == 0 &&
+			    o->val != NULL)
+				snprintf(
+				    sec[n++], sizeof(sec[0]), "%s", o->val);
+		PQconninfoFree(opts);
+	}
+	n = db_raw_secrets(conninfo, sec, n);
+	for (size_t i = 0; i < n; i++)
+		db_scrub_one(s, size, sec[i], strlen(sec[i]));
+}
+
+/* Copies libpq's multi-line message into err as one line, scrubbed. */
+static void
+db_message(char *err, size_t errlen, const char *prefix, const char *msg,
+    const char *conninfo)
+{
+	size_t o;
+
+	if (err == NULL || errlen == 0)
+		return;
+	snprintf(err, errlen, "%s%s", prefix, msg != NULL ? msg : "");
+	/* libpq's "...failed: FATAL:  x\n\tHint..." becomes one line. */
+	for (size_t i = o = 0; err[i] != '\0'; i++) {
+		char c = err[i] == '\n' || err[i] == '\t' ? ' ' : err[i];
+
+		if (c != ' ' || (o > 0 && err[o - 1] != ' '))
+			err[o++] = c;
+	}
+	while (o > 0 && err[o - 1] == ' ')
+		o--;
+	err[o] = '\0';
+	db_scrub(err, errlen, conninfo);
+}
+
+/* The kind of failure a SQLSTATE (and the connection's state) means. */
+static enum db_err
+db_classify(const char *state, int conn_bad)
+{
+	if (conn_bad || strncmp(state, "08", 2) == 0 ||
+	    strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
+	    strcmp(state, "57P03") == 0)
+		return DB_ERR_CONNECTION;
+	if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
+		return DB_ERR_RETRY;
+	if (strcmp(state, "23505") == 0)
+		return DB_ERR_UNIQUE;
+	if (strncmp(state, "23", 2) == 0)
+		return DB_ERR_CONSTRAINT;
+	return DB_ERR_OTHER;
+}
+
+/*
+ * Records a failed call: its SQLSTATE (a connection lost without one is
+ * 08006, connection_failure), its kind, and "message: detail (SQLSTATE
+ * xxxxx)" in err.  res may be NULL.  Returns -1.
+ */
+static int
+db_fail(struct db *db, const PGresult *res, char *err, size_t errlen)
+{
+	const char *state = NULL, *msg = NULL, *detail = NULL;
+	int bad = PQstatus(db->conn) == CONNECTION_BAD;
+	char text[1024];
+
+	if (res != NULL) {
+		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+		detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
+	}
+	if (state == NULL || strlen(state) != 5)
+		state = bad ? "08006" : "XX000";
+	if (msg == NULL)
+		msg = PQerrorMessage(db->conn);
+	if (msg == NULL || *msg == '\0')
+		msg = "unexpected result from the server";
+	memcpy(db->sqlstate, state, 6);
+	db->kind = db_classify(state, bad);
+	snprintf(text, sizeof(text), "%s%s%s (SQLSTATE %s)", msg,
+	    detail != NULL ? ": " : "", detail != NULL ? detail : "", state);
+	db_message(err, errlen, "", text, db->conninfo);
+	return -1;
+}
+
+/* Forgets the previous call's failure. */
+static void
+db_succeed(struct db *db)
+{
+	db->sqlstate[0] = '\0';
+	db->kind = DB_ERR_NONE;
+}
+
+/*
+ * Connects to the database conninfo names (a libpq conninfo string or a
+ * postgresql:// URI; a connect_timeout of 10 s unless it sets one), and
+ * blocks until connected or failed.  Returns the connection, owned by the
+ * caller and released with db_close(); or NULL with the reason in err,
+ * which never contains the password.
+ */
+struct db *
+db_open(const char *conninfo, char *err, size_t errlen)
+{
+	const char *keys[] = {
+	    "connect_timeout", "fallback_application_name", "dbname", NULL};
+	const char *vals[] = {DB_CONNECT_TIMEOUT, "cronvisor", conninfo, NULL};
+	struct db *db;
+
+	if ((db = calloc(1, sizeof(*db))) == NULL ||
+	    (db->conninfo = strdup(conninfo)) == NULL) {
+		free(db);
+		return log_errbuf(err, errlen, "out of memory"), NULL;
+	}
+	if ((db->conn = PQconnectdbParams(keys, vals, 1)) == NULL) {
+		db_close(db);
+		return log_errbuf(err, errlen, "out of memory"), NULL;
+	}
+	PQsetNoticeProcessor(db->conn, db_notice, NULL);
+	if (PQstatus(db->conn) != CONNECTION_OK) {
+		db_message(err, errlen, "cannot connect to the database: ",
+		    PQerrorMessage(db->conn), conninfo);
+		db_close(db);
+		return NULL;
+	}
+	return db;
+}
+
+/* Closes the connection and frees db; NULL is fine. */
+void
+db_close(struct db *db)
+{
+	if (db == NULL)
+		return;
+	if (db->conn != NULL)
+		PQfinish(db->conn);
+	for (size_t i = 0; i < db->nchannels; i++)
+		free(db->channels[i]);
+	free(db->channels);
+	free(db->conninfo);
+	free(db);
+}
+
+/* Returns 1 if the connection is up as far as libpq knows, else 0. */
+int
+db_ok(const struct db *db)
+{
+	return PQstatus(db->conn) == CONNECTION_OK;
+}
+
+/*
+ * Closes and reopens the connection with the same parameters (blocking),
+ * then LISTENs again to every channel db_listen() added: a new session has
+ * none.  Any transaction in progress is lost.  Returns 0, or -1 with the
+ * reason in err (db stays usable for another db_reset()).
+ */
+int
+db_reset(struct db *db, char *err, size_t errlen)
+{
+	PQreset(db->conn);
+	if (PQstatus(db->conn) != CONNECTION_OK) {
+		db_fail(db, NULL, NULL, 0);
+		db_message(err, errlen, "cannot reconnect to the database: ",
+		    PQerrorMessage(db->conn), db->conninfo);
+		return -1;
+	}
+	db_succeed(db);
+	for (size_t i = 0; i < db->nchannels; i++)
+		if (db_listen_again(db, db->channels[i], err, errlen) == -1)
+			return -1;
+	return 0;
+}
+
+/*
+ * Runs sql with nparams text parameters ($1...; a NULL entry is SQL NULL).
+ * Without parameters sql may hold several statements (a migration file).
+ * Returns the result of a successful command or query, or NULL after
+ * db_fail().
+ */
+static PGresult *
+db_run(struct db *db, const char *sql, int nparams, const char *const *params,
+    char *err, size_t errlen)
+{
+	PGresult *res;
+	ExecStatusType st;
+
+	if (nparams == 0)
+		res = PQexec(db->conn, sql);
+	else
+		res = PQexecParams(
+		    db->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+	st = res != NULL ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+		db_succeed(db);
+		return res;
+	}
+	db_fail(db, res, err, errlen);
+	PQclear(res);
+	return NULL;
+}
+
+/*
+ * Runs a command (or several, without parameters) and discards any rows.
+ * params holds nparams strings for $1..., NULL for SQL NULL.  Returns the
+ * number of rows the command touched (0 for commands that touch none), or
+ * -1 with the message in err and the SQLSTATE in db_sqlstate().
+ */
+int
+db_exec(struct db *db, const char *sql, int nparams, const char *const *params,
+    char *err, size_t errlen)
+{
+	PGresult *res;
+	int n;
+
+	if ((res = db_run(db, sql, nparams, params, err, errlen)) == NULL)
+		return -1;
+	n = atoi(PQcmdTuples(res));
+	PQclear(res);
+	return n;
+}
+
+/*
+ * Runs a query, as db_exec() does, and returns its rows, owned by the
+ * caller and released with db_rows_free(); or NULL with the message in
+ * err and the SQLSTATE in db_sqlstate().
+ */
+struct db_rows *
+db_query(struct db *db, const char *sql, int nparams, const char *const *params,
+    char *err, size_t errlen)
+{
+	struct db_rows *rows;
+	PGresult *res;
+
+	if ((res = db_run(db, sql, nparams, params, err, errlen)) == NULL)
+		return NULL;
+	if ((rows = malloc(sizeof(*rows))) == NULL) {
+		PQclear(res);
+		return log_errbuf(err, errlen, "out of memory"), NULL;
+	}
+	rows->res = res;
+	rows->nrows = PQntuples(res);
+	rows->ncols = PQnfields(res);
+	return rows;
+}
+
+/* Returns the number of rows. */
+int
+db_rows_count(const struct db_rows *rows)
+{
+	return rows->nrows;
+}
+
+/* Returns the number of columns. */
+int
+db_rows_columns(const struct db_rows *rows)
+{
+	return rows->ncols;
+}
+
+/*
+ * Returns the value at (row, col) as text, owned by rows and valid until
+ * db_rows_free(); NULL for SQL NULL and for a place outside the result.
+ */
+const char *
+db_rows_value(const struct db_rows *rows, int row, int col)
+{
+	if (row < 0 || row >= rows->nrows || col < 0 || col >= rows->ncols)
+		return NULL;
+	if (PQgetisnull(rows->res, row, col))
+		return NULL;
+	return PQgetvalue(rows->res, row, col);
+}
+
+/* Frees rows and every value taken from them; NULL is fine. */
+void
+db_rows_free(struct db_rows *rows)
+{
+	if (rows == NULL)
+		return;
+	PQclear(rows->res);
+	free(rows);
+}
+
+/* Starts a transaction.  Returns 0, or -1 with the message in err. */
+int
+db_begin(struct db *db, char *err, size_t errlen)
+{
+	return db_exec(db, "BEGIN", 0, NULL, err, errlen) == -1 ? -1 : 0;
+}
+
+/*
+ * Commits the transaction.  PostgreSQL answers COMMIT of a transaction that
+ * had already failed with ROLLBACK and no error; that is a failure here
+ * (SQLSTATE 25P02, in_failed_sql_transaction).  Returns 0 if committed,
+ * or -1 with the message in err.
+ */
+int
+db_commit(struct db *db, char *err, size_t errlen)
+{
+	PGresult *res;
+	int rolled_back;
+
+	if ((res = db_run(db, "COMMIT", 0, NULL, err, errlen)) == NULL)
+		return -1;
+	rolled_back = strcmp(PQcmdStatus(res), "ROLLBACK") == 0;
+	PQclear(res);
+	if (!rolled_back)
+		return 0;
+	memcpy(db->sqlstate, "25P02", 6);
+	db->kind = DB_ERR_OTHER;
+	return log_errbuf(err, errlen,
+	    "the transaction had failed and was rolled back "
+	    "(SQLSTATE 25P02)");
+}
+
+/*
+ * Rolls the transaction back.  Meant for error paths: it keeps the SQLSTATE
+ * and kind of the failure that led here, and a lost connection (which has
+ * rolled back already) is not a second error.  Returns 0 or -1.
+ */
+int
+db_rollback(struct db *db)
+{
+	char state[6];
+	enum db_err kind = db->kind;
+	int rc = 0;
+
+	memcpy(state, db->sqlstate, sizeof(state));
+	if (db_ok(db) && db_exec(db, "ROLLBACK", 0, NULL, NULL, 0) == -1)
+		rc = -1;
+	memcpy(db->sqlstate, state, sizeof(state));
+	db->kind = kind;
+	return rc;
+}
+
+/* Returns the SQLSTATE of the last failed call ("23505"), "" after success. */
+const char *
+db_sqlstate(const struct db *db)
+{
+	return db->sqlstate;
+}
+
+/* Returns what the last failed call's failure was; DB_ERR_NONE after one
+ * that succeeded. */
+enum db_err
+db_error(const struct db *db)
+{
+	return db->kind;
+}
+
+/* Returns the connection's socket, to watch for input with epoll; -1 if
+ * the connection is down.  It changes after db_reset(). */
+int
+db_fd(const struct db *db)
+{
+	return PQsocket(db->conn);
+}
+
+/* LISTENs to channel on the current session. */
+static int
+db_listen_again(struct db *db, const char *channel, char *err, size_t errlen)
+{
+	char *quoted, *sql;
+	int rc;
+
+	if ((quoted = PQescapeIdentifier(db->conn, channel, strlen(channel))) ==
+	    NULL)
+		return db_fail(db, NULL, err, errlen);
+	if (asprintf(&sql, "LISTEN %s", quoted) == -1) {
+		PQfreemem(quoted);
+		return log_errbuf(err, errlen, "out of memory");
+	}
+	PQfreemem(quoted);
+	rc = db_exec(db, sql, 0, NULL, err, errlen) == -1 ? -1 : 0;
+	free(sql);
+	return rc;
+}
+
+/*
+ * LISTENs to channel (any name; it is quoted) and remembers it, so that
+ * db_reset() LISTENs again.  Notifications then arrive through
+ * db_notifies().  Returns 0, or -1 with the message in err.
+ */
+int
+db_listen(struct db *db, const char *channel, char *err, size_t errlen)
+{
+	char **grown, *copy;
+
+	if (db_listen_again(db, channel, err, errlen) == -1)
+		return -1;
+	for (size_t i = 0; i < db->nchannels; i++)
+		if (strcmp(db->channels[i], channel) == 0)
+			return 0;
+	grown = realloc(db->channels, (db->nchannels + 1) * sizeof(*grown));
+	if (grown == NULL || (copy = strdup(channel)) == NULL) {
+		if (grown != NULL)
+			db->channels = grown;
+		return log_errbuf(err, errlen, "out of memory");
+	}
+	db->channels = grown;
+	db->channels[db->nchannels++] = copy;
+	return 0;
+}
+
+/*
+ * Sends payload (may be NULL: empty) on channel with pg_notify(), inside
+ * the caller's transaction if one is open, so it is delivered on commit.
+ * Returns 0, or -1 with the message in err.
+ */
+int
+db_notify(struct db *db, const char *channel, const char *payload, char *err,
+    size_t errlen)
+{
+	const char *params[2] = {channel, payload != NULL ? payload : ""};
+
+	if (db_exec(db, "SELECT pg_notify($1, $2)", 2, params, err, errlen) ==
+	    -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * Reads whatever the server has sent without blocking (libpq's socket is
+ * always non-blocking underneath; call this when db_fd() is readable, or
+ * at any time) and calls fn(channel, payload, arg) once per notification
+ * received, in order.  The strings are valid only during the call.
+ * Returns the number of notifications delivered, or -1 with the message in
+ * err if the connection was lost (db_error() says DB_ERR_CONNECTION).
+ */
+int
+db_notifies(struct db *db,
+    void (*fn)(const char *channel, const char *payload, void *arg), void *arg,
+    char *err, size_t errlen)
+{
+	PGnotify *n;
+	int count = 0;
+
+	if (PQconsumeInput(db->conn) == 0 ||
+	    PQstatus(db->conn) != CONNECTION_OK) {
+		db_fail(db, NULL, NULL, 0);
+		db_message(err, errlen,
+		    "database connection lost: ", PQerrorMessage(db->conn),
+		    db->conninfo);
+		return -1;
+	}
+	while ((n = PQnotifies(db->conn)) != NULL) {
+		if (fn != NULL)
+			fn(n->relname, n->extra, arg);
+		PQfreemem(n);
+		count++;
+	}
+	db_succeed(db);
+	return count;
+}

@@ -1,0 +1,261 @@
+/*
+ * migrate.c: brings a database's schema up to the one this cronvisor was
+ * built with.  The migrations are the files sql/NNN_name.sql, compiled into
+ * migrate_list[] at build time (cmake/embed_sql.cmake), so a binary always
+ * carries exactly the schema it was written against.  They are forward-only:
+ * each missing one is applied, in version order, in its own transaction
+ * together with its row in cronvisor_migrations, so a failure leaves the
+ * database at the last complete version.  A session advisory lock serialises
+ * concurrent runs (two hosts upgrading at once: the second waits, then finds
+ * nothing to do), and a database that is already newer than this binary is
+ * refused before anything changes: an old binary must not run against a
+ * schema it does not know.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cronvisor.h"
+
+/* The advisory lock key: "cronvisr" in ASCII, as a bigint. */
+#define MIGRATE_LOCK_KEY "7165064483209180018"
+
+static const char migrate_table_sql[] =
+    "CREATE TABLE IF NOT EXISTS cronvisor_migrations ("
+    "version integer PRIMARY KEY, "
+    "name text NOT NULL, "
+    "applied_at timestamptz NOT NULL DEFAULT now())";
+
+/* Returns the highest version this cronvisor knows, 0 if it knows none. */
+int
+migrate_latest(void)
+{
+	return migrate_count > 0 ? migrate_list[migrate_count - 1].version : 0;
+}
+
+/* Takes (lock != 0) or releases the migration lock, waiting for it. */
+static int
+migrate_lock(struct db *db, int lock, char *err, size_t errlen)
+{
+	const char *key[1] = {MIGRATE_LOCK_KEY};
+
+	if (db_exec(db,
+	        lock ? "SELECT pg_advisory_lock($1::bigint)"
+	             : "SELECT pg_advisory_unlock($1::bigint)",
+	        1, key, err, errlen) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * Reads the versions recorded in cronvisor_migrations, ascending, into
+ * *out (malloc'd, *n entries).  Returns 0 or -1.
+ */
+static int
+migrate_applied(struct db *db, int **out, size_t *n, char *err, size_t errlen)
+{
+	struct db_rows *rows;
+	int count;
+
+	rows = db_query(db,
+	    "SELECT version FROM cronvisor_migrations ORDER BY version", 0,
+	    NULL, err, errlen);
+	if (rows == NULL)
+		return -1;
+	count = db_rows_count(rows);
+	if ((*out = calloc((size_t)count + 1, sizeof(**out))) == NULL) {
+		db_rows_free(rows);
+		return log_errbuf(err, errlen, "out of memory");
+	}
+	for (int i = 0; i < count; i++)
+		(*out)[i] = atoi(db_rows_value(rows, i, 0));
+	*n = (size_t)count;
+	db_rows_free(rows);
+	return 0;
+}
+
+/* Returns 1 if version is among the n versions v, else 0. */
+static int
+migrate_has(const int *v, size_t n, int version)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == version)
+			return 1;
+	return 0;
+}
+
+/*
+ * Applies migration m and records it, in one transaction.  Returns 0; or
+ * -1 with "NNN_name: problem" in err and the transaction rolled back.
+ */
+static int
+migrate_one(struct db *db, const struct migration *m, char *err, size_t errlen)
+{
+	char version[16], why[CV_ERRLEN];
+	const char *params[2] = {version, m->name};
+
+	snprintf(version, sizeof(version), "%d", m->version);
+	if (db_begin(db, why, sizeof(why)) == -1)
+		goto fail;
+	if (db_exec(db, m->sql, 0, NULL, why, sizeof(why)) == -1 ||
+	    db_exec(db,
+	        "INSERT INTO cronvisor_migrations (version, name) "
+	        "VALUES ($1, $2)",
+	        2, params, why, sizeof(why)) == -1 ||
+	    db_commit(db, why, sizeof(why)) == -1) {
+		db_rollback(db);
+		goto fail;
+	}
+	return 0;
+fail:
+	return log_errbuf(err, errlen, "migration %s: %s", m->name, why);
+}
+
+/* The body of migrate_run(), run while holding the lock. */
+static int
+migrate_locked(struct db *db,
+    void (*applied)(const struct migration *m, void *arg), void *arg, char *err,
+    size_t errlen)
+{
+	int *have = NULL, count = 0;
+	size_t n = 0;
+
+	if (db_exec(db, migrate_table_sql, 0, NULL, err, errlen) == -1 ||
+	    migrate_applied(db, &have, &n, err, errlen) == -1)
+		return -1;
+	if (n > 0 && have[n - 1] > migrate_latest()) {
+		log_errbuf(err, errlen,
+		    "database schema version %d is newer than this "
+		    "cronvisor (%d); upgrade cronvisor",
+		    have[n - 1], migrate_latest());
+		free(have);
+		return -1;
+	}
+	for (size_t i = 0; i < migrate_count; i++) {
+		const struct migration *m = &migrate_list[i];
+
+		if (migrate_has(have, n, m->version))
+			continue;
+		if (migrate_one(db, m, err, errlen) == -1) {
+			free(have);
+			return -1;
+		}
+		if (applied != NULL)
+			applied(m, arg);
+		count++;
+	}
+	free(have);
+	return count;
+}
+
+/*
+ * Applies every migration this cronvisor knows that db lacks, in version
+ * order, each in its own transaction, under a session advisory lock held
+ * for the whole run (concurrent callers wait for each other).  Creates
+ * cronvisor_migrations if missing.  Calls applied(m, arg), if not NULL,
+ * after each migration m is committed.  Refuses, changing nothing, a
+ * database whose version is higher than migrate_latest().  Returns the
+ * number of migrations applied (0: already up to date), or -1 with the
+ * reason in err; the migrations committed before a failure stay.
+ */
+int
+migrate_run(struct db *db,
+    void (*applied)(const struct migration *m, void *arg), void *arg, char *err,
+    size_t errlen)
+{
+	char why[CV_ERRLEN];
+	int rc;
+
+	if (migrate_lock(db, 1, err, errlen) == -1)
+		return -1;
+	rc = migrate_locked(db, applied, arg, err, errlen);
+	/* A lost connection has released the lock with the session. */
+	if (db_ok(db) && migrate_lock(db, 0, why, sizeof(why)) == -1 &&
+	    rc != -1)
+		rc = log_errbuf(err, errlen, "%s", why);
+	return rc;
+}
+
+/* Fills e from the known migration m (may be NULL) and a recorded row. */
+static void
+migrate_entry_fill(struct migrate_entry *e, const struct migration *m,
+    const struct db_rows *rows, int row)
+{
+	const char *at;
+
+	memset(e, 0, sizeof(*e));
+	if (m != NULL) {
+		e->version = m->version;
+		e->known = 1;
+		snprintf(e->name, sizeof(e->name), "%s", m->name);
+	}
+	if (row < 0)
+		return;
+	e->version = atoi(db_rows_value(rows, row, 0));
+	if (m == NULL)
+		snprintf(e->name, sizeof(e->name), "%s",
+		    db_rows_value(rows, row, 1));
+	at = db_rows_value(rows, row, 2);
+	snprintf(e->applied_at, sizeof(e->applied_at), "%s", at ? at : "");
+}
+
+/* Merges the known migrations and the recorded rows, both by version. */
+static void
+migrate_merge(const struct db_rows *rows, struct migrate_entry *out, size_t *n)
+{
+	int nrows = rows != NULL ? db_rows_count(rows) : 0, r = 0;
+	size_t k = 0;
+
+	*n = 0;
+	while (k < migrate_count || r < nrows) {
+		int rv = r < nrows ? atoi(db_rows_value(rows, r, 0)) : 0;
+		const struct migration *m =
+		    k < migrate_count ? &migrate_list[k] : NULL;
+
+		if (r < nrows && (m == NULL || rv < m->version))
+			migrate_entry_fill(&out[(*n)++], NULL, rows, r++);
+		else if (r < nrows && rv == m->version)
+			migrate_entry_fill(&out[(*n)++], m, rows, r++), k++;
+		else
+			migrate_entry_fill(&out[(*n)++], m, NULL, -1), k++;
+	}
+}
+
+/*
+ * Lists every migration this cronvisor knows or db has recorded, by
+ * version: applied ones with their time, pending ones with applied_at "",
+ * and ones only the database knows with known 0.  Changes nothing.  On
+ * success *out (malloc'd, the caller frees it) holds *n entries; returns
+ * 0, or -1 with the reason in err.
+ */
+int
+migrate_status(struct db *db, struct migrate_entry **out, size_t *n, char *err,
+    size_t errlen)
+{
+	struct db_rows *rows = NULL, *exists;
+	int have;
+
+	exists = db_query(db,
+	    "SELECT to_regclass('cronvisor_migrations') IS NOT NULL", 0, NULL,
+	    err, errlen);
+	if (exists == NULL)
+		return -1;
+	have = strcmp(db_rows_value(exists, 0, 0), "t") == 0;
+	db_rows_free(exists);
+	if (have &&
+	    (rows = db_query(db,
+	         "SELECT version, name, to_char(applied_at AT TIME "
+	         "ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') "
+	         "FROM cronvisor_migrations ORDER BY version",
+	         0, NULL, err, errlen)) == NULL)
+		return -1;
+	*out =
+	    calloc(migrate_count + (size_t)(rows ? db_rows_count(rows) : 0) + 1,
+	        sizeof(**out));
+	if (*out == NULL) {
+		db_rows_free(rows);
+		return log_errbuf(err, errlen, "out of memory");
+	}
+	migrate_merge(rows, *out, n);
+	db_rows_free(rows);
+	return 0;
+}

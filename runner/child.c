@@ -1,0 +1,239 @@
+/*
+ * child.c: the runner child from fork() to _exit().  It first cuts itself
+ * off from the supervisor it is a copy of: default signal dispositions and
+ * an empty mask, a session of its own, no descriptor but the result pipe
+ * and stderr, no core dumps.  It never touches the supervisor's libpq or
+ * hiredis handles (their sockets are simply closed; a PQfinish() here
+ * would end the parent's session) and never calls exit(), which would run
+ * the supervisor's atexit handlers and flush its stdio buffers a second
+ * time.  Then it becomes a child subreaper, so that nothing the target
+ * starts escapes it, reads SIGALRM, SIGCHLD and SIGTERM through a
+ * signalfd, arms alarm(timeout), runs the target, and writes one result.
+ *
+ * The runner asks for SIGTERM when the supervisor dies (PR_SET_PDEATHSIG)
+ * and treats it as an interruption: the target's tree is stopped as at a
+ * timeout.  A run that outlived its supervisor could never be recorded
+ * (nobody reads its result pipe any more), and the supervisor that takes
+ * over declares it lost and retries the slot, so letting it go on would
+ * run the same slot twice, side by side, with one result thrown away.
+ * The signal is sent when the forking thread exits; the supervisor has a
+ * single thread, which is what makes that the same as the process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "runner.h"
+
+/*
+ * Sets every catchable signal back to SIG_DFL (handlers and SIG_IGN of the
+ * supervisor must not survive: an ignored signal stays ignored across
+ * execve) and makes the mask exactly the signals the runner reads through
+ * its signalfd, plus SIGPIPE, so that writing to a result pipe whose
+ * reader is gone fails with EPIPE instead of killing the runner.  Signals
+ * sent from now on wait in the mask until the signalfd exists.
+ */
+static int
+child_signals_reset(sigset_t *fdset)
+{
+	struct sigaction sa;
+	sigset_t mask;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL); /* fails for KILL, STOP */
+	sigemptyset(fdset);
+	sigaddset(fdset, SIGALRM);
+	sigaddset(fdset, SIGCHLD);
+	sigaddset(fdset, SIGTERM);
+	mask = *fdset;
+	sigaddset(&mask, SIGPIPE);
+	return sigprocmask(SIG_SETMASK, &mask, NULL);
+}
+
+/*
+ * Closes every descriptor but keep and stderr (the supervisor's log, where
+ * log.c writes); stdin and stdout go to /dev/null so that nothing opened
+ * later lands on them.  keep is first moved above 2 if need be.  Returns
+ * the descriptor keep now has, or -1.
+ */
+static int
+child_close_fds(int keep)
+{
+	int fd, was = keep;
+
+	if (keep <= STDERR_FILENO &&
+	    (keep = fcntl(keep, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
+		return -1;
+	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
+		return -1;
+	if (dup2(fd, STDIN_FILENO) == -1 || dup2(fd, STDOUT_FILENO) == -1 ||
+	    (was == STDERR_FILENO && dup2(fd, STDERR_FILENO) == -1))
+		return -1;
+	if (fd > STDERR_FILENO)
+		close(fd);
+	if ((keep == 3 || close_range(3, (unsigned)keep - 1, 0) == 0) &&
+	    close_range((unsigned)keep + 1, ~0U, 0) == 0)
+		return keep;
+	/* No close_range() (Linux < 5.9): close them one by one. */
+	long max = sysconf(_SC_OPEN_MAX);
+	for (fd = 3; fd < (max > 0 && max < INT_MAX ? max : 65536); fd++)
+		if (fd != keep)
+			(void)close(fd);
+	return keep;
+}
+
+/* Sets res to an error that happened before the target could start. */
+static void
+child_error(struct result *res, int retryable, const char *what)
+{
+	char msg[RESULT_ERROR_MAX];
+
+	if (errno != 0)
+		snprintf(msg, sizeof(msg), "%s: %s", what, strerror(errno));
+	else
+		snprintf(msg, sizeof(msg), "%s", what);
+	res->status = RESULT_ERROR;
+	res->retryable = retryable;
+	free(res->error);
+	res->error = strdup(msg);
+}
+
+/*
+ * The isolation steps, in order.  Returns the signalfd, or -1 with res
+ * describing what failed.  *result_fd may move (see child_close_fds).
+ */
+static int
+child_isolate(int *result_fd, pid_t parent, struct result *res)
+{
+	struct rlimit core = {0, 0};
+	sigset_t fdset;
+	int sfd, fd = -1;
+
+	errno = 0;
+	if (child_signals_reset(&fdset) == -1 || setsid() == -1 ||
+	    (fd = child_close_fds(*result_fd)) == -1 ||
+	    setrlimit(RLIMIT_CORE, &core) == -1 ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1) {
+		child_error(res, 1, "cannot isolate the runner");
+		if (fd != -1)
+			*result_fd = fd;
+		return -1;
+	}
+	*result_fd = fd;
+	/* Opened after the descriptors were closed, which it survives. */
+	if ((sfd = signalfd(-1, &fdset, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
+		child_error(res, 1, "cannot read the runner's signals");
+		return -1;
+	}
+	/* The supervisor may have died before PDEATHSIG was set. */
+	if (getppid() != parent) {
+		errno = 0;
+		child_error(
+		    res, 1, "the supervisor exited before the run began");
+		return -1;
+	}
+	return sfd;
+}
+
+/* Returns NULL if spec can be run, else what is wrong with it. */
+static const char *
+child_check(const struct run_spec *spec)
+{
+	if (spec->timeout < 1)
+		return "invalid run: timeout must be at least 1 second";
+	if (spec->kill_grace < 0)
+		return "invalid run: negative kill grace";
+	if (spec->target == RUN_TARGET_EXEC &&
+	    (spec->argv == NULL || spec->argv[0] == NULL ||
+	        spec->argv[0][0] == '\0'))
+		return "invalid run: no command";
+	if (spec->target == RUN_TARGET_HTTP && spec->url == NULL)
+		return "invalid run: no URL";
+	if (spec->target != RUN_TARGET_EXEC && spec->target != RUN_TARGET_HTTP)
+		return "invalid run: unknown target type";
+	return NULL;
+}
+
+/* Writes res as the one result frame and exits: 0 if it was written. */
+static _Noreturn void
+child_send(int result_fd, struct result *res)
+{
+	unsigned char *buf;
+	size_t len;
+	int rc = 2;
+
+	if (result_encode(res, &buf, &len) == -1)
+		log_warn("cannot encode the result");
+	else if (io_write_all(result_fd, buf, len) == -1)
+		log_warn("cannot write the result");
+	else
+		rc = 0;
+	_exit(rc);
+}
+
+/*
+ * The runner child: called right after fork() with the write end of the
+ * result pipe and the supervisor's pid.  Never returns; writes exactly one
+ * result frame and _exit()s with 0, or 2 if the frame could not be
+ * written.
+ */
+void
+child_main(const struct run_spec *spec, int result_fd, pid_t parent)
+{
+	struct result res;
+	const char *bad;
+	int sfd;
+
+	log_prefix("run %s schedule \"%s\"",
+	    spec->run_id != NULL ? spec->run_id : "?",
+	    spec->schedule != NULL ? spec->schedule : "?");
+	result_init(&res);
+	if ((sfd = child_isolate(&result_fd, parent, &res)) == -1)
+		child_send(result_fd, &res);
+	if ((bad = child_check(spec)) != NULL) {
+		errno = 0;
+		child_error(&res, 0, bad);
+		child_send(result_fd, &res);
+	}
+	alarm(spec->timeout < UINT_MAX ? (unsigned)spec->timeout : UINT_MAX);
+	if (spec->target == RUN_TARGET_EXEC)
+		exec_run(spec, sfd, &res);
+	else
+		http_run(spec, sfd, &res);
+	child_send(result_fd, &res);
+}
+
+/*
+ * Reads every pending signal from the runner's signalfd and sets *alarm,
+ * *term or *chld to 1 for SIGALRM, SIGTERM and SIGCHLD (the flags are not
+ * cleared).  Returns 0, or -1 if the signalfd failed.
+ */
+int
+child_signals(int sfd, int *alarm_seen, int *term, int *chld)
+{
+	struct signalfd_siginfo si;
+	ssize_t n;
+
+	while ((n = read(sfd, &si, sizeof(si))) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGALRM)
+			*alarm_seen = 1;
+		else if (si.ssi_signo == SIGTERM)
+			*term = 1;
+		else if (si.ssi_signo == SIGCHLD)
+			*chld = 1;
+	}
+	if (n == -1 && errno != EAGAIN && errno != EINTR)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,312 @@
+/*
+ * http.c: an http target, made by libcurl in the runner itself, and the
+ * one file that speaks libcurl's and jansson's error dialects.  The
+ * request runs on a curl multi handle so that the runner's loop stays the
+ * same as for a command: curl_multi_poll() waits on curl's sockets and on
+ * the runner's signalfd together, so SIGALRM (the timeout) and SIGTERM (a
+ * stop) end the request at once, with no signal handler and no longjmp.
+ *
+ * Choices an operator should know:
+ *  - Only http and https, also for the URL given: libcurl would otherwise
+ *    read file:// URLs, as the runner's user.
+ *  - No proxy unless the run names one.  libcurl reads http_proxy and
+ *    friends from the environment by default, and the supervisor's
+ *    environment (a systemd unit, a shell) is not the schedule's choice;
+ *    a proxy picked up by accident would see every payload.
+ *  - Redirects are not followed: a 3xx is a failure that names the
+ *    Location.  Following one would turn a POST into a GET (libcurl's
+ *    browser rules for 301-303) or carry the payload and its headers to
+ *    another host; the schedule should name the final URL.
+ *  - Success is a 2xx.  Any other status fails and may be retried, unless
+ *    the body is JSON with "retryable": false (seed 002's receivers say so
+ *    for requests they will never accept).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "runner.h"
+
+#define HTTP_HEAD_MAX 16384 /* response bytes kept to read a verdict */
+
+/* One request in flight. */
+struct http_call {
+	CURL *easy;                   /* the request */
+	CURLM *multi;                 /* its multi handle, for polling */
+	struct curl_slist *hdrs;      /* request headers */
+	struct tail tail;             /* the response body's tail */
+	char head[HTTP_HEAD_MAX];     /* the start of the response body */
+	size_t headlen;               /* bytes in head */
+	uint64_t total;               /* response body bytes in all */
+	char errbuf[CURL_ERROR_SIZE]; /* libcurl's message for a failure */
+	CURLcode code;                /* how the transfer ended */
+	int timed_out;                /* 1: SIGALRM ended it */
+	int interrupted;              /* 1: SIGTERM ended it */
+};
+
+/* libcurl's body callback: the tail for the output, the head to parse. */
+static size_t
+http_write(char *p, size_t size, size_t n, void *arg)
+{
+	struct http_call *c = arg;
+	size_t len = size * n, room = HTTP_HEAD_MAX - c->headlen;
+
+	tail_add(&c->tail, p, len);
+	memcpy(c->head + c->headlen, p, len < room ? len : room);
+	c->headlen += len < room ? len : room;
+	c->total += len;
+	return len;
+}
+
+/* The method and body: POST if there is a body, GET if not, by default. */
+static int
+http_method(CURL *h, const struct run_spec *spec)
+{
+	const char *m = spec->method;
+	int rc = 0;
+
+	if (spec->body != NULL || (m != NULL && strcmp(m, "POST") == 0)) {
+		rc |= curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)(spec->body != NULL ? spec->body_len : 0));
+		rc |= curl_easy_setopt(h, CURLOPT_POSTFIELDS,
+		    spec->body != NULL ? spec->body : "");
+	}
+	if (m == NULL || strcmp(m, "GET") == 0 || strcmp(m, "POST") == 0)
+		return rc;
+	if (strcmp(m, "HEAD") == 0)
+		return rc | curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	return rc | curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, m);
+}
+
+/* Sets up the request; returns 0, or -1 (out of memory, bad option). */
+static int
+http_setup(struct http_call *c, const struct run_spec *spec)
+{
+	CURL *h;
+	int rc = 0;
+
+	if ((c->easy = h = curl_easy_init()) == NULL ||
+	    (c->multi = curl_multi_init()) == NULL)
+		return -1;
+	for (size_t i = 0; spec->headers != NULL && spec->headers[i]; i++) {
+		struct curl_slist *l =
+		    curl_slist_append(c->hdrs, spec->headers[i]);
+		if (l == NULL)
+			return -1;
+		c->hdrs = l;
+	}
+	rc |= curl_easy_setopt(h, CURLOPT_URL, spec->url);
+	rc |= curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	rc |= curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	rc |=
+	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)spec->timeout * 1000);
+	rc |= curl_easy_setopt(
+	    h, CURLOPT_PROXY, spec->proxy != NULL ? spec->proxy : "");
+	rc |= curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	rc |= curl_easy_setopt(h, CURLOPT_USERAGENT, "cronvisor/" CV_VERSION);
+	rc |= curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->hdrs);
+	rc |= curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
+	rc |= curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, http_write);
+	rc |= curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	rc |= http_method(h, spec);
+	if (rc != 0 || curl_multi_add_handle(c->multi, h) != CURLM_OK)
+		return -1;
+	return 0;
+}
+
+/*
+ * Drives the transfer until it ends, or until the signalfd brings SIGALRM
+ * or SIGTERM.  Returns 0, or -1 if the multi interface itself failed.
+ */
+static int
+http_loop(struct http_call *c, int sfd)
+{
+	struct curl_waitfd wfd;
+	struct CURLMsg *msg;
+	int running = 1, alarm_seen = 0, term = 0, chld = 0, left;
+
+	while (running) {
+		if (curl_multi_perform(c->multi, &running) != CURLM_OK)
+			return -1;
+		if (!running)
+			break;
+		wfd = (struct curl_waitfd){sfd, CURL_WAIT_POLLIN, 0};
+		if (curl_multi_poll(c->multi, &wfd, 1, 1000, NULL) != CURLM_OK)
+			return -1;
+		if (wfd.revents != 0 &&
+		    child_signals(sfd, &alarm_seen, &term, &chld) == -1)
+			return -1;
+		if (alarm_seen || term) {
+			c->timed_out = alarm_seen;
+			c->interrupted = !alarm_seen;
+			return 0;
+		}
+	}
+	c->code = CURLE_OK;
+	while ((msg = curl_multi_info_read(c->multi, &left)) != NULL)
+		if (msg->msg == CURLMSG_DONE)
+			c->code = msg->data.result;
+	return 0;
+}
+
+/*
+ * Returns 0 if the response body is JSON saying "retryable": false, else
+ * 1.  Only a body that arrived whole is parsed, and only if it says it is
+ * JSON or looks like an object.
+ */
+static int
+http_retryable(struct http_call *c)
+{
+	const char *ct = NULL;
+	json_error_t jerr;
+	json_t *root;
+	size_t i = 0;
+	int rc = 1;
+
+	if (c->total > HTTP_HEAD_MAX)
+		return 1;
+	(void)curl_easy_getinfo(c->easy, CURLINFO_CONTENT_TYPE, &ct);
+	while (i < c->headlen && strchr(" \t\r\n", c->head[i]) != NULL)
+		i++;
+	if ((ct == NULL || strstr(ct, "json") == NULL) &&
+	    (i == c->headlen || c->head[i] != '{'))
+		return 1;
+	root = json_loadb(c->head, c->headlen, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL)
+		return 1;
+	if (json_is_false(json_object_get(root, "retryable")))
+		rc = 0;
+	json_decref(root);
+	return rc;
+}
+
+/* The outcome of a transfer that got a response. */
+static void
+http_response(struct http_call *c, struct result *res, char *msg, size_t len)
+{
+	long status = res->http_status;
+	const char *loc = NULL;
+
+	if (status >= 200 && status <= 299) {
+		res->status = RESULT_OK;
+		return;
+	}
+	res->status = RESULT_FAILED;
+	res->retryable = http_retryable(c);
+	(void)curl_easy_getinfo(c->easy, CURLINFO_REDIRECT_URL, &loc);
+	if (status >= 300 && status <= 399 && loc != NULL)
+		snprintf(msg, len,
+		    "HTTP %ld (redirects are not followed; "
+		    "Location: %s)",
+		    status, loc);
+	else
+		snprintf(msg, len, "HTTP %ld", status);
+}
+
+/* Sets res from how the call ended; msg receives the error text. */
+static void
+http_outcome(struct http_call *c, const struct run_spec *spec,
+    struct result *res, char *msg, size_t len)
+{
+	const char *why =
+	    c->errbuf[0] != '\0' ? c->errbuf : curl_easy_strerror(c->code);
+	long status = 0;
+
+	/* A status line may have come before the transfer failed. */
+	(void)curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
+	res->http_status = status >= 100 && status <= 599 ? status : 0;
+	res->retryable = 1;
+	if (c->timed_out ||
+	    (!c->interrupted && c->code == CURLE_OPERATION_TIMEDOUT)) {
+		res->status = RESULT_TIMEOUT;
+		snprintf(msg, len, "timed out after %lld s",
+		    (long long)spec->timeout);
+	} else if (c->interrupted) {
+		res->status = RESULT_ERROR;
+		snprintf(msg, len, "interrupted: the runner was told to stop");
+	} else if (c->code == CURLE_OK) {
+		http_response(c, res, msg, len);
+	} else if (c->code == CURLE_UNSUPPORTED_PROTOCOL ||
+	    c->code == CURLE_URL_MALFORMAT) {
+		res->status = RESULT_ERROR;
+		res->retryable = 0;
+		snprintf(msg, len, "bad URL: %s", why);
+	} else {
+		res->status = RESULT_FAILED;
+		snprintf(msg, len, "%s", why);
+	}
+}
+
+static int64_t
+http_us(const struct timeval *tv)
+{
+	return (int64_t)tv->tv_sec * 1000000 + tv->tv_usec;
+}
+
+static int64_t
+http_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Releases what c holds. */
+static void
+http_clear(struct http_call *c)
+{
+	if (c->multi != NULL && c->easy != NULL)
+		curl_multi_remove_handle(c->multi, c->easy);
+	if (c->easy != NULL)
+		curl_easy_cleanup(c->easy);
+	if (c->multi != NULL)
+		curl_multi_cleanup(c->multi);
+	curl_slist_free_all(c->hdrs);
+	tail_clear(&c->tail);
+}
+
+/*
+ * Makes the request of spec from the runner child and fills res
+ * (initialised by the caller): status, HTTP status, the response body's
+ * tail as output, duration, and the runner's own CPU and memory use (the
+ * request runs in this process).  Returns when the transfer is over or
+ * was cut short by SIGALRM or SIGTERM on sfd.
+ */
+void
+http_run(const struct run_spec *spec, int sfd, struct result *res)
+{
+	struct http_call *c;
+	struct rusage r0, r1;
+	char msg[RESULT_ERROR_MAX] = "";
+	size_t cap = spec->output_tail;
+	int64_t t0 = http_now();
+
+	getrusage(RUSAGE_SELF, &r0);
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    tail_init(&c->tail,
+	        cap < RESULT_OUTPUT_MAX ? cap : RESULT_OUTPUT_MAX) == -1 ||
+	    http_setup(c, spec) == -1) {
+		snprintf(msg, sizeof(msg), "cannot set up the HTTP request");
+	} else if (http_loop(c, sfd) == -1) {
+		snprintf(msg, sizeof(msg), "libcurl's multi interface failed");
+	} else {
+		http_outcome(c, spec, res, msg, sizeof(msg));
+		if (tail_take(&c->tail, res) == -1)
+			log_warn("http: keeping the response");
+	}
+	res->duration_us = http_now() - t0;
+	getrusage(RUSAGE_SELF, &r1);
+	res->cpu_user_us = http_us(&r1.ru_utime) - http_us(&r0.ru_utime);
+	res->cpu_sys_us = http_us(&r1.ru_stime) - http_us(&r0.ru_stime);
+	res->max_rss_kb = r1.ru_maxrss;
+	if (msg[0] != '\0')
+		res->error = strdup(msg);
+	if (c != NULL)
+		http_clear(c);
+}

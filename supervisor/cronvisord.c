@@ -1,0 +1,475 @@
+/*
+ * cronvisord.c: the supervisor's process: options, configuration, and the
+ * one event loop.  The loop waits in epoll on a signalfd (SIGCHLD, SIGTERM,
+ * SIGINT, SIGHUP), a timerfd armed for the earliest next_run_at in the
+ * database (absolute, on the real-time clock, so a slot fires within a
+ * millisecond or two of its time, not on a polling tick), the database
+ * connection (LISTEN cronvisor_wake: a schedule changed) and one result
+ * pipe per live runner.  Each turn it claims what is due while there is
+ * capacity, forks runners, writes finished results, heartbeats and
+ * declares the runs of dead supervisors lost.  Nothing in the loop sleeps;
+ * the database calls are the only waits, and they are short.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cronvisord.h"
+
+#define DB_BACKOFF_MIN 500         /* ms before the first reconnect */
+#define DB_BACKOFF_MAX 30000       /* ms between reconnects at most */
+#define POLL_MS        30000       /* claim at least this often, in ms */
+#define TAG_SIGNAL     ((void *)1) /* epoll data of the signalfd */
+#define TAG_TIMER      ((void *)2) /* of the timerfd */
+#define TAG_DB         ((void *)3) /* of the database socket */
+
+struct supervisor sv;
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: cronvisord [-dn] [-f FILE]\n"
+	    "  -f FILE  configuration file (default %s)\n"
+	    "  -n       check the configuration, print it and exit\n"
+	    "  -d       log debug messages\n",
+	    CONFIG_PATH);
+}
+
+/* Arms the timerfd for the earliest due schedule, or disarms it. */
+static void
+arm_timer(void)
+{
+	struct itimerspec its = {{0, 0}, {0, 0}};
+	struct db_rows *rows;
+	const char *v;
+	char err[CV_ERRLEN];
+	int64_t ms;
+
+	rows = db_query(sv.db,
+	    "SELECT floor(extract(epoch FROM "
+	    "min(next_run_at)) * 1000)::bigint FROM "
+	    "schedules WHERE status = 'active'",
+	    0, NULL, err, sizeof(err));
+	if (rows == NULL) {
+		db_failed(err);
+		return;
+	}
+	if ((v = db_rows_value(rows, 0, 0)) != NULL) {
+		ms = strtoll(v, NULL, 10);
+		its.it_value.tv_sec = ms / 1000;
+		its.it_value.tv_nsec = (long)(ms % 1000) * 1000000 + 1;
+	}
+	db_rows_free(rows);
+	if (timerfd_settime(sv.timerfd, TFD_TIMER_ABSTIME, &its, NULL) == -1)
+		fatal("timerfd_settime");
+}
+
+/* Runs still ours, in any state but DONE. */
+static int
+jobs_live(void)
+{
+	int n = 0;
+
+	for (struct job *j = sv.jobs; j; j = j->next)
+		n += j->state != JOB_DONE;
+	return n;
+}
+
+/* Claims due schedules while there is capacity, and starts their runs. */
+static void
+claim(void)
+{
+	char err[CV_ERRLEN];
+	struct job *jobs, *j;
+	int room, limit, n;
+
+	sv.want_claim = 0;
+	while ((room = (int)sv.cf.max_concurrent_runs - jobs_live()) > 0) {
+		limit =
+		    room < sv.cf.claim_batch ? room : (int)sv.cf.claim_batch;
+		if ((n = claim_due(sv.db, &sv.cf, sv.id, limit, &jobs, err,
+		         sizeof(err))) == -1) {
+			db_failed(err);
+			return;
+		}
+		while ((j = jobs) != NULL) {
+			jobs = j->next;
+			j->next = sv.jobs;
+			sv.jobs = j;
+			job_start(j, sv.epfd, sv.cf.kill_grace_seconds);
+		}
+		if (n < limit)
+			break;
+	}
+	arm_timer();
+}
+
+/* Writes the results of ended jobs; on a database error they wait. */
+static void
+finish_ended(void)
+{
+	char err[CV_ERRLEN];
+
+	for (struct job *j = sv.jobs; j; j = j->next) {
+		if (j->state != JOB_ENDED)
+			continue;
+		if (finish_run(sv.db, sv.id, j, err, sizeof(err)) == -1) {
+			db_failed(err);
+			return;
+		}
+		log_info("run %s schedule \"%s\": %s%s%s", j->run_id, j->name,
+		    run_status_name(j->verdict.status),
+		    j->verdict.error[0] ? ": " : "", j->verdict.error);
+		job_state(j, JOB_DONE);
+		sv.want_claim = 1;
+	}
+}
+
+/* Frees the jobs that are DONE, at the end of a turn. */
+static void
+sweep(void)
+{
+	struct job **pp = &sv.jobs, *j;
+
+	while ((j = *pp) != NULL) {
+		if (j->state == JOB_DONE) {
+			*pp = j->next;
+			job_free(j);
+		} else {
+			pp = &j->next;
+		}
+	}
+}
+
+/* The waitpid() loop: every child reaped, mapped to its job. */
+static void
+reap(void)
+{
+	struct job *j;
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		for (j = sv.jobs; j && j->pid != pid; j = j->next)
+			;
+		if (j == NULL || j->state != JOB_RUNNING) {
+			log_warnx("reaped unknown child %d", (int)pid);
+			continue;
+		}
+		job_reaped(j, st);
+	}
+}
+
+/* Reads the configuration again on SIGHUP; a bad file changes nothing. */
+static void
+reload(void)
+{
+	struct config cf;
+	char err[CV_ERRLEN];
+
+	config_defaults(&cf);
+	if (config_load(&cf, sv.config_path, 0, err, sizeof(err)) == -1) {
+		log_warnx("reload: %s; keeping the running configuration", err);
+		config_clear(&cf);
+		return;
+	}
+	if (strcmp(cf.database_url, sv.cf.database_url) != 0)
+		log_warnx("reload: database_url changes need a restart");
+	free(cf.database_url);
+	cf.database_url = sv.cf.database_url;
+	sv.cf.database_url = NULL;
+	config_clear(&sv.cf);
+	sv.cf = cf;
+	log_setlevel(sv.cf.log_level);
+	log_info("configuration reloaded");
+	sv.want_claim = 1;
+}
+
+/* Handles what the signalfd delivered. */
+static void
+signals(void)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sv.sigfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			reap();
+			break;
+		case SIGHUP:
+			reload();
+			break;
+		case SIGTERM:
+		case SIGINT:
+			if (sv.stopping) {
+				log_warnx("second stop signal: exiting now");
+				exit(1);
+			}
+			sv.stopping = 1;
+			sv.stop_ms =
+			    job_now_ms() + sv.cf.shutdown_grace_seconds * 1000;
+			log_info("stopping: %d runs in flight, grace %llds",
+			    jobs_live(),
+			    (long long)sv.cf.shutdown_grace_seconds);
+			break;
+		}
+	}
+}
+
+static void
+wake(const char *channel, const char *payload, void *arg)
+{
+	(void)channel;
+	(void)payload;
+	(void)arg;
+	sv.want_claim = 1;
+}
+
+/*
+ * Notes a database failure.  A lost connection stops claims and result
+ * writes until db_reconnect() brings it back; results wait in memory.
+ */
+void
+db_failed(const char *err)
+{
+	log_warnx("database: %s", err);
+	if (db_error(sv.db) != DB_ERR_CONNECTION || sv.db_down)
+		return;
+	sv.db_down = 1;
+	sv.db_backoff_ms = DB_BACKOFF_MIN;
+	sv.db_retry_ms = job_now_ms() + sv.db_backoff_ms;
+	epoll_ctl(sv.epfd, EPOLL_CTL_DEL, sv.dbfd, NULL);
+}
+
+/* Tries to reconnect, with a doubling backoff. */
+static void
+db_reconnect(void)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = TAG_DB};
+	char err[CV_ERRLEN];
+
+	if (db_reset(sv.db, err, sizeof(err)) == -1) {
+		log_warnx("database still away: %s", err);
+		sv.db_backoff_ms = sv.db_backoff_ms * 2 > DB_BACKOFF_MAX
+		    ? DB_BACKOFF_MAX
+		    : sv.db_backoff_ms * 2;
+		sv.db_retry_ms = job_now_ms() + sv.db_backoff_ms;
+		return;
+	}
+	log_info("database is back");
+	sv.db_down = 0;
+	sv.dbfd = db_fd(sv.db);
+	if (epoll_ctl(sv.epfd, EPOLL_CTL_ADD, sv.dbfd, &ev) == -1)
+		fatal("epoll_ctl");
+	sv.want_claim = 1;
+}
+
+/* Heartbeat and lost runs, every heartbeat_seconds. */
+static void
+heartbeat(int64_t now_ms)
+{
+	char err[CV_ERRLEN];
+
+	sv.heartbeat_ms = now_ms + sv.cf.heartbeat_seconds * 1000;
+	if (peer_heartbeat(sv.db, sv.id, err, sizeof(err)) == -1 ||
+	    peer_reap_lost(
+	        sv.db, sv.id, sv.cf.lease_seconds, err, sizeof(err)) == -1)
+		db_failed(err);
+}
+
+/* How long epoll may wait: until the nearest deadline, in ms. */
+static int
+wait_ms(int64_t now_ms)
+{
+	int64_t next = sv.db_down ? sv.db_retry_ms : sv.heartbeat_ms;
+
+	if (sv.poll_ms < next)
+		next = sv.poll_ms;
+	for (struct job *j = sv.jobs; j; j = j->next)
+		if (j->state == JOB_RUNNING && j->deadline_ms < next)
+			next = j->deadline_ms;
+	if (sv.stopping && sv.stop_ms < next)
+		next = sv.stop_ms;
+	if (sv.want_claim || next <= now_ms)
+		return 0;
+	return next - now_ms > 60000 ? 60000 : (int)(next - now_ms);
+}
+
+/* One turn's housekeeping before waiting. */
+static void
+turn(int64_t now_ms)
+{
+	char err[CV_ERRLEN];
+
+	for (struct job *j = sv.jobs; j; j = j->next)
+		job_deadline(j, now_ms, sv.cf.kill_grace_seconds);
+	if (sv.stopping && now_ms >= sv.stop_ms)
+		for (struct job *j = sv.jobs; j; j = j->next)
+			job_interrupt(j, now_ms, sv.cf.kill_grace_seconds);
+	if (sv.db_down) {
+		if (now_ms >= sv.db_retry_ms)
+			db_reconnect();
+		return;
+	}
+	if (db_notifies(sv.db, wake, NULL, err, sizeof(err)) == -1)
+		db_failed(err);
+	finish_ended();
+	if (now_ms >= sv.heartbeat_ms && !sv.db_down)
+		heartbeat(now_ms);
+	/* A safety net under the timer and the notifications. */
+	if (now_ms >= sv.poll_ms) {
+		sv.poll_ms = now_ms + POLL_MS;
+		sv.want_claim = 1;
+	}
+	if (sv.want_claim && !sv.stopping && !sv.db_down)
+		claim();
+}
+
+/* The event loop; returns when a stop is complete. */
+static void
+loop(void)
+{
+	struct epoll_event evs[64];
+	uint64_t ticks;
+	int n;
+
+	sv.want_claim = 1;
+	for (;;) {
+		turn(job_now_ms());
+		sweep();
+		if (sv.stopping && jobs_live() == 0)
+			return;
+		n = epoll_wait(sv.epfd, evs, 64, wait_ms(job_now_ms()));
+		if (n == -1 && errno != EINTR)
+			fatal("epoll_wait");
+		for (int i = 0; i < n; i++) {
+			void *tag = evs[i].data.ptr;
+
+			if (tag == TAG_SIGNAL)
+				signals();
+			else if (tag == TAG_TIMER) {
+				if (read(sv.timerfd, &ticks, sizeof(ticks)) ==
+				        -1 &&
+				    errno != EAGAIN)
+					fatal("timerfd");
+				sv.want_claim = 1;
+			} else if (tag != TAG_DB)
+				job_readable(tag, sv.epfd);
+		}
+	}
+}
+
+/* The descriptors of the loop: signals, timer, database. */
+static void
+setup_loop(void)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
+	    (sv.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1 ||
+	    (sv.timerfd = timerfd_create(
+	         CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC)) == -1 ||
+	    (sv.epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
+		fatal("setting up the event loop");
+	signal(SIGPIPE, SIG_IGN);
+	ev.data.ptr = TAG_SIGNAL;
+	epoll_ctl(sv.epfd, EPOLL_CTL_ADD, sv.sigfd, &ev);
+	ev.data.ptr = TAG_TIMER;
+	epoll_ctl(sv.epfd, EPOLL_CTL_ADD, sv.timerfd, &ev);
+	ev.data.ptr = TAG_DB;
+	sv.dbfd = db_fd(sv.db);
+	if (epoll_ctl(sv.epfd, EPOLL_CTL_ADD, sv.dbfd, &ev) == -1)
+		fatal("epoll_ctl");
+}
+
+/* Connects, checks the schema, registers and listens. */
+static void
+setup_db(void)
+{
+	char err[CV_ERRLEN];
+	struct db_rows *rows;
+
+	if ((sv.db = db_open(sv.cf.database_url, err, sizeof(err))) == NULL)
+		fatalx("database: %s", err);
+	rows = db_query(sv.db, "SELECT max(version) FROM cronvisor_migrations",
+	    0, NULL, err, sizeof(err));
+	if (rows == NULL || db_rows_value(rows, 0, 0) == NULL)
+		fatalx("database has no cronvisor schema (run "
+		       "'cronvisorctl db migrate'): %s",
+		    rows ? "empty" : err);
+	db_rows_free(rows);
+	if ((sv.id = peer_register(
+	         sv.db, sv.cf.supervisor_name, err, sizeof(err))) == -1 ||
+	    db_listen(sv.db, "cronvisor_wake", err, sizeof(err)) == -1)
+		fatalx("database: %s", err);
+	log_info("supervisor %lld started (version %s, %lld runs at most)",
+	    (long long)sv.id, CV_VERSION, (long long)sv.cf.max_concurrent_runs);
+}
+
+int
+main(int argc, char **argv)
+{
+	int c, check = 0, debug = 0;
+	char err[CV_ERRLEN];
+
+	io_fix_stdio();
+	log_init("cronvisord", LOG_LEVEL_INFO);
+	sv.config_path = CONFIG_PATH;
+	while ((c = getopt(argc, argv, "df:nh")) != -1)
+		switch (c) {
+		case 'd':
+			debug = 1;
+			break;
+		case 'f':
+			sv.config_path = optarg;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	config_defaults(&sv.cf);
+	if (config_load(&sv.cf, sv.config_path,
+	        sv.config_path != NULL &&
+	            strcmp(sv.config_path, CONFIG_PATH) != 0,
+	        err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	if (check) {
+		config_print(&sv.cf, stdout);
+		return 0;
+	}
+	log_setlevel(debug ? LOG_LEVEL_DEBUG : sv.cf.log_level);
+	if (spawn_init() == -1)
+		fatalx("cannot initialise libcurl");
+	setup_db();
+	setup_loop();
+	loop();
+	if (peer_stop(sv.db, sv.id, err, sizeof(err)) == -1)
+		log_warnx("database: %s", err);
+	log_info("stopped");
+	db_close(sv.db);
+	config_clear(&sv.cf);
+	tz_cache_clear();
+	return 0;
+}

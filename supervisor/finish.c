@@ -1,0 +1,300 @@
+/*
+ * finish.c: writing a run's result and moving its schedule on, in one
+ * transaction.  The run row is updated only while it is still `running`
+ * under the lease given (the fencing token): a supervisor that lost its
+ * lease, whose runs another one already declared lost, changes nothing.
+ * Then the schedule row is locked and the repeat/retry state machine of
+ * common/retry.c decides its next state; a schedule paused, finished or
+ * deleted meanwhile only has its counters updated.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cronvisord.h"
+
+#define RUN_SQL                                                                \
+	"UPDATE runs SET status = $3, finished_at = now(), "                   \
+	"duration_ms = $4, exit_code = $5, signal = $6, http_status = $7, "    \
+	"cpu_user_ms = $8, cpu_sys_ms = $9, max_rss_kb = $10, output = $11, "  \
+	"error = $12, pid = $13 "                                              \
+	"WHERE id = $1 AND supervisor_id = $2 AND status = 'running' "         \
+	"RETURNING schedule_id"
+
+#define SCHED_SQL                                                              \
+	"SELECT " SCHED_COLUMNS " FROM schedules WHERE id = $1 FOR UPDATE"
+
+#define STATE_SQL                                                               \
+	"UPDATE schedules SET status = $2, current_repeat = $3, "               \
+	"current_retry = $4, retry_pending = $5, retry_repeat = $6, "           \
+	"next_slot_at = CASE WHEN $13 THEN now() + make_interval(secs => $12) " \
+	"ELSE to_timestamp($7) END, "                                           \
+	"next_run_at = CASE WHEN $12::bigint IS NULL THEN to_timestamp($8) "    \
+	"ELSE now() + make_interval(secs => $12) END, "                         \
+	"run_count = run_count + $9, error_count = error_count + $10, "         \
+	"last_error = coalesce($11, last_error), "                              \
+	"running = greatest(running - 1, 0), updated_at = now() "               \
+	"WHERE id = $1"
+
+#define COUNTS_SQL                                                             \
+	"UPDATE schedules SET running = greatest(running - 1, 0), "            \
+	"run_count = run_count + $2, error_count = error_count + $3, "         \
+	"last_error = coalesce($4, last_error), updated_at = now() "           \
+	"WHERE id = $1"
+
+/* What the schedule becomes. */
+struct next_state {
+	const char *status;   /* active, done or dead */
+	int64_t repeat;       /* current_repeat */
+	int64_t retry;        /* current_retry */
+	int retry_pending;    /* a retry is due at next_run */
+	int64_t retry_repeat; /* its repeat number */
+	int64_t next_slot;    /* next_slot_at, CV_NEVER: NULL */
+	int64_t next_run;     /* next_run_at, CV_NEVER: NULL */
+	int counts_run;       /* run_count + */
+	int counts_error;     /* error_count + */
+	const char *error;    /* last_error, NULL: unchanged */
+	int64_t delay;        /* >= 0: next_run_at is now() + delay */
+	int slot_too;         /* with delay: next_slot_at too */
+};
+
+static const char *
+num(char *buf, size_t len, int64_t v)
+{
+	snprintf(buf, len, "%lld", (long long)v);
+	return buf;
+}
+
+/*
+ * The run's output as PostgreSQL text: valid UTF-8 without NULs (what a
+ * command prints may be neither).  Invalid bytes and NULs become '?'.
+ */
+static char *
+output_text(const char *s, size_t len)
+{
+	char *out = malloc(len + 1);
+	size_t i = 0, n;
+
+	if (out == NULL)
+		return NULL;
+	while (i < len) {
+		unsigned char c = (unsigned char)s[i];
+
+		n = c < 0x80             ? 1
+		    : (c & 0xe0) == 0xc0 ? 2
+		    : (c & 0xf0) == 0xe0 ? 3
+		    : (c & 0xf8) == 0xf0 ? 4
+		                         : 0;
+		for (size_t k = 1; n > 1 && k < n; k++)
+			if (i + k >= len ||
+			    ((unsigned char)s[i + k] & 0xc0) != 0x80)
+				n = 0;
+		if (n == 0 || c == 0 || (n == 2 && c < 0xc2)) {
+			out[i++] = '?';
+			continue;
+		}
+		memcpy(out + i, s + i, n);
+		i += n;
+	}
+	out[len] = '\0';
+	return out;
+}
+
+/* The run row; returns 1 updated, 0 fenced out, -1 on error. */
+static int
+write_run(
+    struct db *db, int64_t lease, const struct job *j, char *err, size_t errlen)
+{
+	const struct result *r = &j->res;
+	int ok = j->fs == FRAME_OK;
+	char b[9][24],
+	    *out = output_text(
+	        ok && r->output ? r->output : "", ok ? r->output_len : 0);
+	const char *p[13] = {j->run_id, num(b[0], 24, lease),
+	    run_status_name(j->verdict.status),
+	    ok ? num(b[1], 24, r->duration_us / 1000) : NULL,
+	    ok && r->exit_code >= 0 ? num(b[2], 24, r->exit_code) : NULL,
+	    ok && r->signal > 0 ? num(b[3], 24, r->signal) : NULL,
+	    ok && r->http_status >= 100 ? num(b[4], 24, r->http_status) : NULL,
+	    ok ? num(b[5], 24, r->cpu_user_us / 1000) : NULL,
+	    ok ? num(b[6], 24, r->cpu_sys_us / 1000) : NULL,
+	    ok ? num(b[7], 24, r->max_rss_kb) : NULL, out,
+	    j->verdict.error[0] ? j->verdict.error : NULL,
+	    j->pid > 0 ? num(b[8], 24, j->pid) : NULL};
+	struct db_rows *rows;
+	int n;
+
+	if (out == NULL)
+		return log_errbuf(err, errlen, "out of memory");
+	rows = db_query(db, RUN_SQL, 13, p, err, errlen);
+	free(out);
+	if (rows == NULL)
+		return -1;
+	n = db_rows_count(rows);
+	db_rows_free(rows);
+	return n;
+}
+
+/* The first slot after the run's: where a finished retry chain resumes. */
+static int64_t
+slot_after(const struct sched *s, int64_t slot)
+{
+	struct slot nx;
+
+	return slot_next(&s->tm, slot, &nx) ? nx.at : CV_NEVER;
+}
+
+/*
+ * Applies the state machine to s for job j; fills *ns.  A success or a
+ * skip goes on from where the schedule stands: claim.c already moved
+ * next_run_at to the next slot, except after a retry chain (resume at the
+ * first slot after the retried one; the catch-up policy deals with the
+ * slots that passed), for a buffered slot (due now that the run ended) and
+ * for `anchor: completion` (an interval from now).
+ */
+static void
+decide(const struct sched *s, const struct job *j, struct next_state *ns)
+{
+	struct transition tr;
+
+	retry_next(&s->pol, s->repeat, j->attempt,
+	    run_status_outcome(j->verdict.status), j->verdict.retryable, &tr);
+	*ns = (struct next_state){"active", tr.repeat, s->retry,
+	    s->retry_pending, s->retry_repeat, s->next_slot_at, s->next_run_at,
+	    tr.counts_run, tr.counts_error,
+	    j->verdict.status == RUN_SUCCEEDED ? "" : j->verdict.error, -1, 0};
+	switch (tr.step) {
+	case STEP_NEXT:
+		if (s->anchor_completion) {
+			ns->delay = s->tm.interval;
+			ns->slot_too = 1;
+		} else if (j->attempt > 0) {
+			ns->retry = 0;
+			ns->retry_pending = 0;
+			ns->next_slot = ns->next_run = slot_after(s, j->slot);
+		} else if (s->next_run_at == CV_NEVER &&
+		    s->next_slot_at != CV_NEVER && s->next_slot_at > j->slot) {
+			ns->next_run = s->next_slot_at; /* the buffered slot */
+		}
+		break;
+	case STEP_RETRY:
+		ns->retry = tr.retry;
+		ns->retry_pending = 1;
+		ns->retry_repeat = j->repeat;
+		ns->next_slot = j->slot;
+		ns->delay = tr.delay;
+		break;
+	case STEP_DONE:
+	case STEP_DEAD:
+		ns->status = tr.step == STEP_DONE ? "done" : "dead";
+		ns->retry = tr.retry;
+		ns->next_slot = ns->next_run = CV_NEVER;
+		ns->retry_pending = 0;
+		break;
+	}
+	if (j->verdict.status == RUN_INTERRUPTED)
+		ns->error = NULL;
+}
+
+/* Writes the schedule's new state. */
+static int
+write_state(struct db *db, const struct sched *s, const struct next_state *ns,
+    char *err, size_t errlen)
+{
+	char b[9][24];
+	const char *p[13] = {s->id, ns->status, num(b[0], 24, ns->repeat),
+	    num(b[1], 24, ns->retry), ns->retry_pending ? "true" : "false",
+	    num(b[2], 24, ns->retry_repeat),
+	    ns->next_slot == CV_NEVER ? NULL : num(b[3], 24, ns->next_slot),
+	    ns->next_run == CV_NEVER ? NULL : num(b[4], 24, ns->next_run),
+	    num(b[5], 24, ns->counts_run), num(b[6], 24, ns->counts_error),
+	    ns->error, ns->delay >= 0 ? num(b[7], 24, ns->delay) : NULL,
+	    ns->slot_too ? "true" : "false"};
+
+	/* The schedules_wake trigger tells the supervisors. */
+	return db_exec(db, STATE_SQL, 13, p, err, errlen) == -1 ? -1 : 0;
+}
+
+/* Updates a schedule that is no longer active: counters only. */
+static int
+write_counts(struct db *db, const struct sched *s, const struct job *j,
+    char *err, size_t errlen)
+{
+	enum outcome o = run_status_outcome(j->verdict.status);
+	int ok = o == OUTCOME_SUCCESS;
+	int bad =
+	    o == OUTCOME_FAILURE || o == OUTCOME_TIMEOUT || o == OUTCOME_LOST;
+	const char *p[4] = {s->id, ok ? "1" : "0", bad ? "1" : "0",
+	    bad ? j->verdict.error : NULL};
+
+	return db_exec(db, COUNTS_SQL, 4, p, err, errlen) == -1 ? -1 : 0;
+}
+
+/* The schedule half of finish_run(), inside its transaction. */
+static int
+move_schedule(struct db *db, const char *schedule_id, const struct job *j,
+    char *err, size_t errlen)
+{
+	const char *p[1] = {schedule_id};
+	struct db_rows *rows = db_query(db, SCHED_SQL, 1, p, err, errlen);
+	struct next_state ns;
+	struct sched s;
+	char why[CV_ERRLEN];
+	int r = 0;
+
+	if (rows == NULL)
+		return -1;
+	if (db_rows_count(rows) == 0) { /* deleted meanwhile */
+		db_rows_free(rows);
+		return 0;
+	}
+	if (sched_load(rows, 0, &s, why, sizeof(why)) == -1) {
+		log_warnx(
+		    "run %s: schedule %s: %s", j->run_id, schedule_id, why);
+		db_rows_free(rows);
+		return 0;
+	}
+	db_rows_free(rows);
+	if (!s.active) {
+		r = write_counts(db, &s, j, err, errlen);
+	} else {
+		decide(&s, j, &ns);
+		r = write_state(db, &s, &ns, err, errlen);
+	}
+	sched_clear(&s);
+	return r;
+}
+
+/*
+ * Records the end of run j (its verdict decided) and moves its schedule
+ * on, in one transaction, under the lease `lease` (the supervisor id that
+ * claimed it).  Returns 0 when done or when the lease was lost (the result
+ * then changes nothing and is logged), or -1 with err set on a database
+ * error: nothing was written and the caller keeps the job to try again.
+ */
+int
+finish_run(
+    struct db *db, int64_t lease, const struct job *j, char *err, size_t errlen)
+{
+	char sid[40];
+	int r;
+
+	if (db_begin(db, err, errlen) == -1)
+		return -1;
+	if ((r = write_run(db, lease, j, err, errlen)) == -1)
+		goto fail;
+	if (r == 0) {
+		log_warnx("run %s: no longer ours (lease lost); its result "
+		          "(%s) changes nothing",
+		    j->run_id, run_status_name(j->verdict.status));
+		return db_commit(db, err, errlen);
+	}
+	snprintf(sid, sizeof(sid), "%s", j->schedule_id);
+	if (move_schedule(db, sid, j, err, errlen) == -1)
+		goto fail;
+	return db_commit(db, err, errlen);
+fail:
+	db_rollback(db);
+	return -1;
+}

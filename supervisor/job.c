@@ -1,0 +1,238 @@
+/*
+ * job.c: one run's life in the supervisor, from the claim to the moment its
+ * result is in the database.  A job is STARTING until its runner is forked,
+ * RUNNING while the runner's pipe is open or the runner is not yet reaped,
+ * ENDED once both happened (its verdict decided by outcome.c, its result
+ * waiting to be written) and DONE once finish.c wrote it; DONE jobs are
+ * freed by the loop at the end of its turn.  job_state() is the only place
+ * that moves a job, and it aborts on a move that cannot happen.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cronvisord.h"
+
+#define JOB_READ 65536 /* bytes read from a result pipe per call */
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+int64_t
+job_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Moves j to state `to`; a move the life cycle does not have is fatal. */
+void
+job_state(struct job *j, enum job_state to)
+{
+	static const char allowed[4][4] = {
+	    /* to: STARTING RUNNING ENDED DONE */
+	    [JOB_STARTING] = {0, 1, 1, 0},
+	    [JOB_RUNNING] = {0, 0, 1, 0},
+	    [JOB_ENDED] = {0, 0, 0, 1},
+	    [JOB_DONE] = {0, 0, 0, 0},
+	};
+
+	if (!allowed[j->state][to])
+		fatalx("run %s: job moved from state %d to %d", j->run_id,
+		    j->state, to);
+	j->state = to;
+}
+
+/* Frees a job and everything it holds; NULL is fine. */
+void
+job_free(struct job *j)
+{
+	if (j == NULL)
+		return;
+	if (j->fd >= 0)
+		close(j->fd);
+	sched_spec_clear(&j->sb);
+	result_reader_clear(&j->rd);
+	result_clear(&j->res);
+	free(j->name);
+	free(j);
+}
+
+/* Frees a list of jobs linked by next. */
+void
+job_free_list(struct job *j)
+{
+	while (j != NULL) {
+		struct job *next = j->next;
+
+		job_free(j);
+		j = next;
+	}
+}
+
+/* Ends j without a runner: a verdict of its own. */
+static void
+job_fail(
+    struct job *j, enum run_status status, int retryable, const char *error)
+{
+	memset(&j->verdict, 0, sizeof(j->verdict));
+	j->verdict.status = status;
+	j->verdict.retryable = retryable;
+	snprintf(j->verdict.error, sizeof(j->verdict.error), "%s", error);
+	job_state(j, JOB_ENDED);
+}
+
+/*
+ * Forks the runner of j and watches its result pipe with epfd.  A run
+ * that cannot be prepared (a bad target) ends at once as failed and not
+ * retryable; one whose runner cannot be forked ends as crashed.
+ */
+void
+job_start(struct job *j, int epfd, int64_t kill_grace)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = j};
+	char msg[CV_ERRLEN];
+
+	result_reader_init(&j->rd);
+	result_init(&j->res);
+	if (j->spawn_error[0]) {
+		job_fail(j, RUN_FAILED, 0, j->spawn_error);
+		return;
+	}
+	if ((j->pid = spawn_runner(&j->spec, &j->fd)) == -1) {
+		snprintf(msg, sizeof(msg), "cannot fork the runner: %s",
+		    strerror(errno));
+		job_fail(j, RUN_CRASHED, 1, msg);
+		return;
+	}
+	/* The child has its own copy of what the spec pointed to. */
+	sched_spec_clear(&j->sb);
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, j->fd, &ev) == -1)
+		fatal("epoll_ctl");
+	j->deadline_ms =
+	    job_now_ms() + (j->spec.timeout + kill_grace + 10) * 1000;
+	j->cause = REAP_EXITED;
+	job_state(j, JOB_RUNNING);
+	log_debug("run %s schedule \"%s\": runner %d started", j->run_id,
+	    j->name, (int)j->pid);
+}
+
+/* Decides the verdict once the runner is reaped and its pipe closed. */
+static void
+job_check_end(struct job *j)
+{
+	if (!j->reaped || j->fd >= 0)
+		return;
+	outcome_decide(
+	    j->wstatus, j->cause, j->fs, &j->res, j->frame_err, &j->verdict);
+	job_state(j, JOB_ENDED);
+}
+
+/* Feeds bytes of the pipe to the frame reader. */
+static void
+job_feed(struct job *j, const unsigned char *buf, size_t len)
+{
+	size_t used;
+	int r;
+
+	while (len > 0 && j->fs != FRAME_BAD) {
+		r = result_reader_feed(&j->rd, buf, len, &used, &j->res,
+		    j->frame_err, sizeof(j->frame_err));
+		if (r == -1) {
+			j->fs = FRAME_BAD;
+			return;
+		}
+		if (r == 1)
+			j->fs = FRAME_OK;
+		if (r == 0 || used == 0)
+			return;
+		buf += used;
+		len -= used;
+	}
+}
+
+/*
+ * Reads what the runner's pipe has.  At end of file the pipe is closed
+ * and the frame's state settled; the job ends if the runner was reaped.
+ */
+void
+job_readable(struct job *j, int epfd)
+{
+	static unsigned char buf[JOB_READ];
+	char err[CV_ERRLEN];
+	ssize_t n;
+
+	for (;;) {
+		n = read(j->fd, buf, sizeof(buf));
+		if (n > 0) {
+			job_feed(j, buf, (size_t)n);
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return;
+		break; /* end of file, or an error that ends it too */
+	}
+	epoll_ctl(epfd, EPOLL_CTL_DEL, j->fd, NULL);
+	close(j->fd);
+	j->fd = -1;
+	if (j->fs != FRAME_BAD) {
+		int r = result_reader_eof(&j->rd, err, sizeof(err));
+
+		j->fs = r == 1 ? FRAME_OK : r == 0 ? FRAME_NONE : FRAME_BAD;
+		if (r == -1)
+			snprintf(j->frame_err, sizeof(j->frame_err), "%s", err);
+	}
+	job_check_end(j);
+}
+
+/* Records that waitpid() returned the runner of j with status st. */
+void
+job_reaped(struct job *j, int st)
+{
+	j->reaped = 1;
+	j->wstatus = st;
+	job_check_end(j);
+}
+
+/*
+ * Enforces the backstop deadline of a running job at now_ms: a runner
+ * that outlived its timeout and grace gets SIGTERM (it kills its target's
+ * tree and still reports), and SIGKILL if it is still there a grace later.
+ * Returns when the job needs looking at next, in CLOCK_MONOTONIC ms.
+ */
+int64_t
+job_deadline(struct job *j, int64_t now_ms, int64_t kill_grace)
+{
+	if (j->state != JOB_RUNNING || j->reaped)
+		return INT64_MAX;
+	if (now_ms < j->deadline_ms)
+		return j->deadline_ms;
+	if (j->cause != REAP_DEADLINE && j->cause != REAP_SHUTDOWN) {
+		log_warnx("run %s schedule \"%s\": runner %d is past its "
+		          "deadline; stopping it",
+		    j->run_id, j->name, (int)j->pid);
+		j->cause = REAP_DEADLINE;
+		kill(j->pid, SIGTERM);
+	} else {
+		kill(j->pid, SIGKILL);
+	}
+	j->deadline_ms = now_ms + (kill_grace + 2) * 1000;
+	return j->deadline_ms;
+}
+
+/* Stops a running job because the supervisor shuts down. */
+void
+job_interrupt(struct job *j, int64_t now_ms, int64_t kill_grace)
+{
+	if (j->state != JOB_RUNNING || j->reaped || j->cause == REAP_SHUTDOWN)
+		return;
+	j->cause = REAP_SHUTDOWN;
+	kill(j->pid, SIGTERM);
+	j->deadline_ms = now_ms + (kill_grace + 2) * 1000;
+}

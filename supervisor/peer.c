@@ -1,0 +1,150 @@
+/*
+ * peer.c: this supervisor among the others sharing the database.  It
+ * registers a row in `supervisors` (whose id is the lease, the fencing
+ * token of every run it claims), heartbeats it, marks it stopped on a
+ * clean exit, and declares `lost` the runs of supervisors that stopped or
+ * whose heartbeat is older than lease_seconds: those runs go through the
+ * same finish path as any result, under the dead supervisor's lease, so
+ * that two live supervisors declaring the same run lost write it once.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cronvisord.h"
+
+#define REGISTER_SQL                                                           \
+	"INSERT INTO supervisors (name, host, pid, version) "                  \
+	"VALUES ($1, $2, $3, $4) RETURNING id"
+
+/* A restart of this supervisor: its previous incarnation is over. */
+#define RETIRE_SQL                                                             \
+	"UPDATE supervisors SET stopped_at = now() "                           \
+	"WHERE name = $1 AND host = $2 AND stopped_at IS NULL AND id <> $3"
+
+#define LOST_SQL                                                               \
+	"SELECT r.id, r.schedule_id, r.repeat_number, r.attempt, "             \
+	"floor(extract(epoch FROM r.slot_at))::bigint, r.supervisor_id, "      \
+	"s.name FROM runs r JOIN supervisors s ON s.id = r.supervisor_id "     \
+	"WHERE r.status = 'running' AND s.id <> $1 AND (s.stopped_at IS NOT "  \
+	"NULL OR s.heartbeat < now() - make_interval(secs => $2)) LIMIT 100"
+
+static const char *
+num(char *buf, size_t len, int64_t v)
+{
+	snprintf(buf, len, "%lld", (long long)v);
+	return buf;
+}
+
+/*
+ * Registers this supervisor as `name` (host/pid when name is empty) and
+ * retires an earlier incarnation of the same name on this host.  Returns
+ * the new id, or -1 with err set.
+ */
+int64_t
+peer_register(struct db *db, const char *name, char *err, size_t errlen)
+{
+	char host[256], me[320], pid[24], id[24];
+	const char *p[4] = {
+	    me, host, num(pid, sizeof(pid), getpid()), CV_VERSION};
+	struct db_rows *rows;
+	int64_t sid;
+
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	if (name[0])
+		snprintf(me, sizeof(me), "%s", name);
+	else
+		snprintf(me, sizeof(me), "%s/%d", host, (int)getpid());
+	if ((rows = db_query(db, REGISTER_SQL, 4, p, err, errlen)) == NULL)
+		return -1;
+	sid = strtoll(db_rows_value(rows, 0, 0), NULL, 10);
+	db_rows_free(rows);
+	if (name[0]) {
+		const char *q[3] = {me, host, num(id, sizeof(id), sid)};
+
+		if (db_exec(db, RETIRE_SQL, 3, q, err, errlen) == -1)
+			return -1;
+	}
+	return sid;
+}
+
+/* Renews this supervisor's heartbeat; 0, or -1 with err set. */
+int
+peer_heartbeat(struct db *db, int64_t id, char *err, size_t errlen)
+{
+	char b[24];
+	const char *p[1] = {num(b, sizeof(b), id)};
+
+	return db_exec(db,
+	           "UPDATE supervisors SET heartbeat = now() WHERE id = $1", 1,
+	           p, err, errlen) == -1
+	    ? -1
+	    : 0;
+}
+
+/* Marks this supervisor stopped on a clean exit. */
+int
+peer_stop(struct db *db, int64_t id, char *err, size_t errlen)
+{
+	char b[24];
+	const char *p[1] = {num(b, sizeof(b), id)};
+
+	return db_exec(db,
+	           "UPDATE supervisors SET stopped_at = now() WHERE id = $1", 1,
+	           p, err, errlen) == -1
+	    ? -1
+	    : 0;
+}
+
+/* Finishes one lost run of row i. */
+static int
+lose(struct db *db, const struct db_rows *rows, int i, char *err, size_t errlen)
+{
+	struct job j;
+
+	memset(&j, 0, sizeof(j));
+	snprintf(j.run_id, sizeof(j.run_id), "%s", db_rows_value(rows, i, 0));
+	snprintf(j.schedule_id, sizeof(j.schedule_id), "%s",
+	    db_rows_value(rows, i, 1));
+	j.repeat = strtoll(db_rows_value(rows, i, 2), NULL, 10);
+	j.attempt = strtoll(db_rows_value(rows, i, 3), NULL, 10);
+	j.slot = strtoll(db_rows_value(rows, i, 4), NULL, 10);
+	j.fs = FRAME_NONE;
+	j.verdict.status = RUN_LOST;
+	j.verdict.retryable = 1;
+	snprintf(j.verdict.error, sizeof(j.verdict.error),
+	    "its supervisor %s stopped or stopped heartbeating",
+	    db_rows_value(rows, i, 6));
+	log_info("run %s: declared lost (%s)", j.run_id, j.verdict.error);
+	return finish_run(
+	    db, strtoll(db_rows_value(rows, i, 5), NULL, 10), &j, err, errlen);
+}
+
+/*
+ * Declares lost the runs of supervisors other than `self` that stopped or
+ * whose heartbeat is older than lease seconds.  Returns how many, or -1
+ * with err set.
+ */
+int
+peer_reap_lost(
+    struct db *db, int64_t self, int64_t lease, char *err, size_t errlen)
+{
+	char a[24], b[24];
+	const char *p[2] = {num(a, sizeof(a), self), num(b, sizeof(b), lease)};
+	struct db_rows *rows = db_query(db, LOST_SQL, 2, p, err, errlen);
+	int n;
+
+	if (rows == NULL)
+		return -1;
+	n = db_rows_count(rows);
+	for (int i = 0; i < n; i++)
+		if (lose(db, rows, i, err, errlen) == -1) {
+			db_rows_free(rows);
+			return -1;
+		}
+	db_rows_free(rows);
+	return n;
+}

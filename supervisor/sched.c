@@ -1,0 +1,452 @@
+/*
+ * sched.c: a schedules row as the supervisor works with it.  The claim
+ * query selects SCHED_COLUMNS; sched_load() turns one row into a struct
+ * sched (the timing of common/slot.c, the retry and catch-up policies, the
+ * state counters), and sched_spec() turns a schedule and one of its runs
+ * into the struct run_spec the runner executes: the exec command, the HTTP
+ * request, or the configured receiver's POST for schedules without a
+ * target.  What the API stored was validated when it was written; a row
+ * that still does not make sense (written by hand with SQL) is an error for
+ * that schedule, never for the supervisor.
+ */
+#include <grp.h>
+#include <jansson.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cronvisord.h"
+
+#define SCHED_PATH                                                             \
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* Column numbers of SCHED_COLUMNS. */
+enum {
+	C_ID,
+	C_ID8,
+	C_NAME,
+	C_KIND,
+	C_INTERVAL,
+	C_ANCHOR,
+	C_CRON,
+	C_TZ,
+	C_AT,
+	C_START,
+	C_GAP,
+	C_FOLD,
+	C_JITTER,
+	C_REPEATS,
+	C_RETRIES,
+	C_BACKOFF,
+	C_DELAY,
+	C_TIMEOUT,
+	C_OVERLAP,
+	C_CATCH_UP,
+	C_MAX_CATCH_UP,
+	C_DEADLINE,
+	C_TARGET,
+	C_LIMITS,
+	C_PAYLOAD,
+	C_REPEAT,
+	C_RETRY,
+	C_NEXT_RUN,
+	C_NEXT_SLOT,
+	C_RUNNING,
+	C_SLOT_SEQ,
+	C_WORKFLOW,
+	C_NODE,
+	C_STATUS,
+	C_RETRY_PENDING,
+	C_RETRY_REPEAT,
+};
+
+/* Reads an integer column; NULL gives def. */
+static int64_t
+col_int(const struct db_rows *rows, int row, int col, int64_t def)
+{
+	const char *v = db_rows_value(rows, row, col);
+
+	return v ? strtoll(v, NULL, 10) : def;
+}
+
+/* Copies a text column into a new string ("" for NULL). */
+static char *
+col_str(const struct db_rows *rows, int row, int col)
+{
+	const char *v = db_rows_value(rows, row, col);
+
+	return strdup(v ? v : "");
+}
+
+static int
+lookup(const char *v, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(v, names[i]) == 0)
+			return i;
+	return 0;
+}
+
+/* Fills the timing of s from the row; 0, or -1 with err set. */
+static int
+load_timing(const struct db_rows *rows, int row, struct sched *s, char *err,
+    size_t errlen)
+{
+	static const char *const gaps[] = {"auto", "shift", "skip"};
+	static const char *const folds[] = {"auto", "first", "both"};
+	const char *kind = db_rows_value(rows, row, C_KIND);
+	struct timing *tm = &s->tm;
+
+	tm->start_at = col_int(rows, row, C_START, CV_TIME_MIN);
+	tm->gap =
+	    (enum dst_gap)lookup(db_rows_value(rows, row, C_GAP), gaps, 3);
+	tm->fold =
+	    (enum dst_fold)lookup(db_rows_value(rows, row, C_FOLD), folds, 3);
+	if ((tm->tz = tz_get(db_rows_value(rows, row, C_TZ), err, errlen)) ==
+	    NULL)
+		return -1;
+	if (strcmp(kind, "interval") == 0) {
+		tm->kind = SCHED_KIND_INTERVAL;
+		tm->interval = col_int(rows, row, C_INTERVAL, 60);
+		if (tm->start_at == CV_TIME_MIN)
+			tm->start_at = col_int(rows, row, C_NEXT_SLOT, 0);
+		return 0;
+	}
+	if (strcmp(kind, "once") == 0) {
+		tm->kind = SCHED_KIND_ONCE;
+		tm->at = col_int(rows, row, C_AT, 0);
+		return 0;
+	}
+	tm->kind = SCHED_KIND_CRON;
+	return cron_parse(
+	    db_rows_value(rows, row, C_CRON), &tm->cron, err, errlen);
+}
+
+/*
+ * Loads row `row` of a SCHED_COLUMNS query into s, which the caller clears
+ * with sched_clear().  Returns 0, or -1 with err saying what is wrong with
+ * the row (s is then cleared already).
+ */
+int
+sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
+    size_t errlen)
+{
+	static const char *const backoffs[] = {
+	    "exponential", "linear", "fixed"};
+	static const char *const overlaps[] = {"skip", "allow", "buffer_one"};
+	static const char *const catchups[] = {"latest", "all", "none"};
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->id, sizeof(s->id), "%s", db_rows_value(rows, row, C_ID));
+	snprintf(s->id8, sizeof(s->id8), "%s", db_rows_value(rows, row, C_ID8));
+	s->name = col_str(rows, row, C_NAME);
+	s->target = col_str(rows, row, C_TARGET);
+	s->limits = col_str(rows, row, C_LIMITS);
+	s->payload = col_str(rows, row, C_PAYLOAD);
+	s->workflow_id = col_str(rows, row, C_WORKFLOW);
+	s->trigger_node_id = col_str(rows, row, C_NODE);
+	if (load_timing(rows, row, s, err, errlen) == -1) {
+		sched_clear(s);
+		return -1;
+	}
+	s->anchor_completion =
+	    strcmp(db_rows_value(rows, row, C_ANCHOR), "completion") == 0;
+	s->jitter = col_int(rows, row, C_JITTER, 0);
+	s->pol.total_repeats = s->tm.kind == SCHED_KIND_ONCE
+	    ? 1
+	    : col_int(rows, row, C_REPEATS, 0);
+	s->pol.max_retries = col_int(rows, row, C_RETRIES, 3);
+	s->pol.backoff = (enum backoff)lookup(
+	    db_rows_value(rows, row, C_BACKOFF), backoffs, 3);
+	s->pol.delay = col_int(rows, row, C_DELAY,
+	    s->tm.kind == SCHED_KIND_INTERVAL ? s->tm.interval : 60);
+	s->timeout = col_int(rows, row, C_TIMEOUT, 600);
+	s->overlap = (enum overlap)lookup(
+	    db_rows_value(rows, row, C_OVERLAP), overlaps, 3);
+	s->cu.mode = (enum catch_up)lookup(
+	    db_rows_value(rows, row, C_CATCH_UP), catchups, 3);
+	s->cu.max_runs = col_int(rows, row, C_MAX_CATCH_UP, 10);
+	s->cu.deadline = col_int(rows, row, C_DEADLINE, -1);
+	s->repeat = col_int(rows, row, C_REPEAT, 0);
+	s->retry = col_int(rows, row, C_RETRY, 0);
+	s->next_run_at = col_int(rows, row, C_NEXT_RUN, CV_NEVER);
+	s->next_slot_at = col_int(rows, row, C_NEXT_SLOT, s->next_run_at);
+	s->running = col_int(rows, row, C_RUNNING, 0);
+	s->slot_seq = col_int(rows, row, C_SLOT_SEQ, 0);
+	s->active = strcmp(db_rows_value(rows, row, C_STATUS), "active") == 0;
+	s->retry_pending =
+	    strcmp(db_rows_value(rows, row, C_RETRY_PENDING), "t") == 0;
+	s->retry_repeat = col_int(rows, row, C_RETRY_REPEAT, 0);
+	return 0;
+}
+
+/* Frees what sched_load() allocated; s may be zeroed or cleared already. */
+void
+sched_clear(struct sched *s)
+{
+	free(s->name);
+	free(s->target);
+	free(s->limits);
+	free(s->payload);
+	free(s->workflow_id);
+	free(s->trigger_node_id);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Adds one string to a NULL-terminated vector of the spec buffer. */
+static int vec_add(char ***vec, size_t *n, const char *fmt, ...)
+    CV_PRINTF(3, 4);
+
+static int
+vec_add(char ***vec, size_t *n, const char *fmt, ...)
+{
+	char **v, *s;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -1;
+	if ((v = realloc(*vec, (*n + 2) * sizeof(*v))) == NULL) {
+		free(s);
+		return -1;
+	}
+	v[(*n)++] = s;
+	v[*n] = NULL;
+	*vec = v;
+	return 0;
+}
+
+static void
+vec_free(char **vec)
+{
+	for (size_t i = 0; vec && vec[i]; i++)
+		free(vec[i]);
+	free(vec);
+}
+
+/* Frees what sched_spec() allocated into sb. */
+void
+sched_spec_clear(struct spec_buf *sb)
+{
+	vec_free(sb->argv);
+	vec_free(sb->env);
+	vec_free(sb->headers);
+	free(sb->body);
+	free(sb->cwd);
+	free(sb->url);
+	free(sb->method);
+	memset(sb, 0, sizeof(*sb));
+}
+
+/* The environment every command gets, then the schedule's own. */
+static int
+exec_env(const struct sched *s, const struct job *j, json_t *env,
+    struct spec_buf *sb)
+{
+	size_t n = 0;
+	const char *k;
+	json_t *v;
+
+	if (vec_add(&sb->env, &n, SCHED_PATH) == -1 ||
+	    vec_add(&sb->env, &n, "HOME=/") == -1 ||
+	    vec_add(&sb->env, &n, "CRONVISOR_RUN_ID=%s", j->run_id) == -1 ||
+	    vec_add(&sb->env, &n, "CRONVISOR_SCHEDULE_ID=%s", s->id) == -1 ||
+	    vec_add(&sb->env, &n, "CRONVISOR_SLOT=%lld", (long long)j->slot) ==
+	        -1)
+		return -1;
+	json_object_foreach(env, k, v)
+	{
+		if (!json_is_string(v) ||
+		    vec_add(&sb->env, &n, "%s=%s", k, json_string_value(v)) ==
+		        -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* The exec part of a spec; 0, or -1 with err set. */
+static int
+exec_spec(const struct sched *s, const struct job *j, json_t *t,
+    struct spec_buf *sb, struct run_spec *spec, char *err, size_t errlen)
+{
+	json_t *argv = json_object_get(t, "argv"), *a;
+	const char *cwd = json_string_value(json_object_get(t, "cwd"));
+	const char *user = json_string_value(json_object_get(t, "run_as"));
+	struct passwd *pw;
+	size_t n = 0, i;
+
+	if (!json_is_array(argv) || json_array_size(argv) == 0)
+		return log_errbuf(err, errlen,
+		    "target.argv: expected a "
+		    "non-empty array of strings");
+	json_array_foreach(argv, i, a)
+	{
+		if (!json_is_string(a) ||
+		    vec_add(&sb->argv, &n, "%s", json_string_value(a)) == -1)
+			return log_errbuf(err, errlen,
+			    "target.argv: expected "
+			    "strings");
+	}
+	if (exec_env(s, j, json_object_get(t, "env"), sb) == -1)
+		return log_errbuf(err, errlen, "target.env: expected strings");
+	if (cwd && (sb->cwd = strdup(cwd)) == NULL)
+		return log_errbuf(err, errlen, "out of memory");
+	if (user) {
+		if ((pw = getpwnam(user)) == NULL)
+			return log_errbuf(err, errlen,
+			    "target.run_as: no user "
+			    "\"%s\"",
+			    user);
+		spec->run_as = 1;
+		spec->uid = pw->pw_uid;
+		spec->gid = pw->pw_gid;
+	}
+	spec->target = RUN_TARGET_EXEC;
+	spec->argv = sb->argv;
+	spec->env = sb->env;
+	spec->cwd = sb->cwd;
+	return 0;
+}
+
+/*
+ * The event an HTTP target receives: seed 000's event data with the run's
+ * identity, merged into seed 002's trigger body for the default receiver.
+ */
+static char *
+event_body(const struct sched *s, const struct job *j, int receiver)
+{
+	json_t *payload = json_loads(s->payload, 0, NULL), *ev;
+	char slot[40];
+	char *out;
+
+	timefmt_utc(j->slot, slot, sizeof(slot));
+	ev = json_pack("{s:s, s:s, s:I, s:o, s:s, s:I, s:s}",
+	    "scheduled_job_id", s->id, "scheduled_job_name", s->name,
+	    "repeat_number", (json_int_t)j->repeat, "payload",
+	    payload ? payload : json_object(), "run_id", j->run_id, "attempt",
+	    (json_int_t)j->attempt, "slot_at", slot);
+	if (ev && receiver) {
+		json_object_set_new(
+		    ev, "type", json_string("workflow_trigger"));
+		json_object_set_new(
+		    ev, "triggerType", json_string("scheduled"));
+		json_object_set_new(ev, "workflowId",
+		    s->workflow_id[0] ? json_string(s->workflow_id)
+		                      : json_null());
+		json_object_set_new(ev, "triggerNodeId",
+		    s->trigger_node_id[0] ? json_string(s->trigger_node_id)
+		                          : json_null());
+		json_object_set_new(ev, "scheduledEventId", json_string(s->id));
+		json_object_set_new(ev, "timestamp", json_string(slot));
+	}
+	out = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+	json_decref(ev);
+	return out;
+}
+
+/* The HTTP part of a spec (t NULL: the receiver); 0, or -1 with err. */
+static int
+http_spec(const struct sched *s, const struct job *j, json_t *t,
+    const struct config *cf, struct spec_buf *sb, struct run_spec *spec,
+    char *err, size_t errlen)
+{
+	const char *url =
+	    t ? json_string_value(json_object_get(t, "url")) : cf->receiver_url;
+	const char *method =
+	    t ? json_string_value(json_object_get(t, "method")) : "POST";
+	json_t *hdrs = t ? json_object_get(t, "headers") : NULL, *v;
+	json_t *body = t ? json_object_get(t, "body") : NULL;
+	const char *k;
+	size_t n = 0;
+
+	if (url == NULL || url[0] == '\0')
+		return log_errbuf(err, errlen,
+		    t ? "target.url: missing"
+		      : "the schedule has no target and no receiver_url is "
+		        "configured");
+	if ((sb->url = strdup(url)) == NULL ||
+	    (sb->method = strdup(method ? method : "POST")) == NULL)
+		return log_errbuf(err, errlen, "out of memory");
+	if (body && json_is_string(body))
+		sb->body = strdup(json_string_value(body));
+	else if (body)
+		sb->body = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+	else
+		sb->body = event_body(s, j, t == NULL);
+	if (sb->body == NULL ||
+	    vec_add(&sb->headers, &n, "Content-Type: application/json") ||
+	    vec_add(&sb->headers, &n, "X-Job-Id: %s", s->id) ||
+	    vec_add(&sb->headers, &n, "X-Execution-Id: %s", j->run_id))
+		return log_errbuf(err, errlen, "out of memory");
+	json_object_foreach(hdrs, k, v)
+	{
+		if (!json_is_string(v) ||
+		    vec_add(&sb->headers, &n, "%s: %s", k,
+		        json_string_value(v)) == -1)
+			return log_errbuf(err, errlen,
+			    "target.headers: "
+			    "expected strings");
+	}
+	spec->target = RUN_TARGET_HTTP;
+	spec->url = sb->url;
+	spec->method = sb->method;
+	spec->headers = (const char *const *)sb->headers;
+	spec->body = sb->body;
+	spec->body_len = strlen(sb->body);
+	return 0;
+}
+
+/* A limit: the schedule's value if it set one, else the default. */
+static int64_t
+limit(json_t *limits, const char *key, int64_t def)
+{
+	json_t *v = json_object_get(limits, key);
+
+	return json_is_integer(v) ? (int64_t)json_integer_value(v) : def;
+}
+
+/*
+ * Builds the run_spec of run j of schedule s into *spec, with the strings
+ * and vectors it points to in sb (free with sched_spec_clear()).  Returns
+ * 0, or -1 with err saying why the run cannot start.
+ */
+int
+sched_spec(const struct sched *s, const struct job *j, const struct config *cf,
+    struct spec_buf *sb, struct run_spec *spec, char *err, size_t errlen)
+{
+	json_t *t = s->target[0] ? json_loads(s->target, 0, NULL) : NULL;
+	json_t *lim = json_loads(s->limits, 0, NULL);
+	const char *type = json_string_value(json_object_get(t, "type"));
+	int r;
+
+	memset(sb, 0, sizeof(*sb));
+	memset(spec, 0, sizeof(*spec));
+	spec->run_id = j->run_id;
+	spec->schedule = s->name;
+	spec->timeout = s->timeout;
+	spec->kill_grace = cf->kill_grace_seconds;
+	spec->output_tail = (size_t)cf->output_tail_bytes;
+	spec->limits.cpu_seconds =
+	    limit(lim, "cpu_seconds", cf->limit_cpu_seconds);
+	spec->limits.memory_mb = limit(lim, "memory_mb", cf->limit_memory_mb);
+	spec->limits.nofile = limit(lim, "nofile", cf->limit_nofile);
+	spec->limits.nproc = limit(lim, "nproc", cf->limit_nproc);
+	spec->limits.fsize_mb = limit(lim, "fsize_mb", cf->limit_fsize_mb);
+	if (t && type && strcmp(type, "exec") == 0)
+		r = exec_spec(s, j, t, sb, spec, err, errlen);
+	else if (t == NULL || (type && strcmp(type, "http") == 0))
+		r = http_spec(s, j, t, cf, sb, spec, err, errlen);
+	else
+		r = log_errbuf(err, errlen,
+		    "target.type: \"%s\" is not exec "
+		    "or http",
+		    type ? type : "");
+	json_decref(t);
+	json_decref(lim);
+	if (r == -1)
+		sched_spec_clear(sb);
+	return r;
+}

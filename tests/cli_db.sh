@@ -1,0 +1,91 @@
+#!/bin/sh
+# cli_db.sh: drives "cronvisorctl db migrate" and "cronvisorctl db status"
+# against a database of its own on the fixture's PostgreSQL (CTest fixture
+# "pg", tests/pg-harness.sh) and checks what they print and how they exit,
+# including that a wrong URL fails clearly without echoing its password.
+# Usage: cli_db.sh PATH/TO/cronvisorctl PATH/TO/pg-harness.sh CONNINFO-FILE
+set -u
+ctl=$1
+harness=$2
+base=$(cat "$3") || exit 1
+pgdir=$(dirname "$3")
+name=cli_db_$$
+url="$base dbname=$name"
+pass=0
+fail=0
+
+# check NAME WANT-EXIT WANT-SUBSTRING -- COMMAND...: runs the command and
+# checks its exit status and that its stdout+stderr contain the substring.
+check() {
+	name_=$1 want_rc=$2 want=$3
+	shift 4
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -eq "$want_rc" ] && printf '%s' "$out" | grep -qF -- "$want"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		printf 'FAIL %s: exit %s (want %s), output:\n%s\n(want "%s")\n' \
+			"$name_" "$rc" "$want_rc" "$out" "$want"
+	fi
+}
+
+# lacks NAME SUBSTRING: the last command's output must not contain it.
+lacks() {
+	if printf '%s' "$out" | grep -qF -- "$2"; then
+		fail=$((fail + 1))
+		printf 'FAIL %s: output shows "%s":\n%s\n' "$1" "$2" "$out"
+	else
+		pass=$((pass + 1))
+	fi
+}
+
+sql() { "$harness" sql "$pgdir" "$1" "$2"; }
+
+sql postgres "DROP DATABASE IF EXISTS $name" &&
+	sql postgres "CREATE DATABASE $name" || exit 1
+conf=$(mktemp)
+trap 'rm -f "$conf"; sql postgres "DROP DATABASE IF EXISTS $name WITH (FORCE)"' EXIT
+
+check status-fresh 0 "001_init                         pending" -- \
+	"$ctl" db status --database "$url"
+check migrate 0 "applied 001_init" -- "$ctl" db migrate --database "$url"
+check migrate-again 0 "schema is up to date (version 1)" -- \
+	"$ctl" db migrate --database "$url"
+check status 0 "001_init                         applied 20" -- \
+	"$ctl" db status --database "$url"
+check status-sum 0 "schema version 1; this cronvisorctl knows 1; 0 pending" -- \
+	"$ctl" db status --database "$url"
+printf 'database_url = "%s"\n' "$url" >"$conf"
+check from-config 0 "schema is up to date (version 1)" -- \
+	"$ctl" db migrate -f "$conf"
+check from-env 0 "schema is up to date (version 1)" -- \
+	env CRONVISOR_DATABASE_URL="$url" "$ctl" db migrate -f "$conf"
+printf 'database_url = "host=/nonexistent"\n' >"$conf"
+check env-wins 0 "schema is up to date (version 1)" -- \
+	env CRONVISOR_DATABASE_URL="$url" "$ctl" db migrate -f "$conf"
+check missing-config 1 "/nonexistent/x.conf" -- \
+	"$ctl" db migrate -f /nonexistent/x.conf
+
+# errors: a clear message, exit 1, no password
+check bad-socket 1 "cannot connect to the database" -- \
+	"$ctl" db migrate --database "postgresql://bob:hunter2pw@/x?host=/nonexistent"
+lacks bad-socket-pw hunter2pw
+check bad-port 1 "cannot connect to the database" -- \
+	"$ctl" db migrate --database "postgresql://bob:hunter2pw@localhost:99x/db"
+lacks bad-port-pw hunter2pw
+check no-such-db 1 'database "no_such_db" does not exist' -- \
+	"$ctl" db status --database "$base dbname=no_such_db password=hunter2pw"
+lacks no-such-db-pw hunter2pw
+sql "$name" "INSERT INTO cronvisor_migrations VALUES (9, '009_future')"
+check newer 1 "database schema version 9 is newer than this cronvisor (1); upgrade cronvisor" -- \
+	"$ctl" db migrate --database "$url"
+check newer-status 1 "009_future                       applied" -- \
+	"$ctl" db status --database "$url"
+check bad-sub 2 'unknown db command "frob"' -- "$ctl" db frob
+check extra-arg 2 "db migrate takes no arguments" -- \
+	"$ctl" db migrate --database "$url" extra
+check help 0 "usage: cronvisorctl db migrate" -- "$ctl" db --help
+
+echo "cli_db: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

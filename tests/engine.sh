@@ -1,0 +1,138 @@
+#!/bin/sh
+# engine.sh: the real cronvisord against the fixture's PostgreSQL (CTest
+# fixture "pg", tests/pg-harness.sh), with schedules inserted with SQL as an
+# operator could.  Every wait is bounded; every run really forks, execs and
+# times out.  Checks: repeats end done, failures retry with backoff and end
+# dead, a timeout kills the command, a one-shot fires once, pause stops
+# runs, SIGTERM stops the supervisor cleanly, and after kill -9 a restarted
+# supervisor declares the orphaned run lost and retries it.
+# Usage: engine.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
+set -u
+cvd=$1
+ctl=$2
+base=$(cat "$3") || exit 1
+name=engine_$$
+url="$base dbname=$name"
+work=$(mktemp -d)
+pass=0
+fail=0
+pid=""
+
+q() { psql "$base dbname=$1" -X -qAt -v ON_ERROR_STOP=1 -c "$2"; }
+sql() { q "$name" "$1"; }
+
+cleanup() {
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+	q postgres "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+ok() {
+	if [ "$2" = "$3" ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		printf 'FAIL %s: got "%s", want "%s"\n' "$1" "$2" "$3"
+		tail -20 "$work/cvd.log"
+	fi
+}
+
+# wait_for SECONDS SQL: polls until the query returns "t".
+wait_for() {
+	i=0
+	while [ "$i" -lt $(($1 * 10)) ]; do
+		[ "$(sql "$2")" = t ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+start() {
+	"$cvd" -f "$work/conf" >>"$work/cvd.log" 2>&1 &
+	pid=$!
+}
+
+# add NAME KIND-COLUMNS VALUES: inserts a schedule due now, prints its id.
+add() {
+	sql "INSERT INTO schedules (name, owner, next_run_at, next_slot_at, $2)
+	     VALUES ('$1', 'test', now(), now(), $3) RETURNING id"
+}
+
+q postgres "CREATE DATABASE $name" >/dev/null || exit 1
+"$ctl" db migrate --database "$url" >/dev/null || exit 1
+cat >"$work/conf" <<EOF
+database_url = "$url"
+supervisor_name = "engine-test"
+heartbeat_seconds = 1
+lease_seconds = 3
+shutdown_grace_seconds = 5
+kill_grace_seconds = 1
+EOF
+
+start
+repeat=$(add repeat "kind, interval_seconds, total_repeats, target" \
+	"'interval', 1, 3, '{\"type\":\"exec\",\"argv\":[\"/bin/echo\",\"hello\"]}'")
+failing=$(add failing "kind, interval_seconds, max_retries, backoff, retry_delay_seconds, target" \
+	"'interval', 3600, 2, 'fixed', 1, '{\"type\":\"exec\",\"argv\":[\"/bin/sh\",\"-c\",\"echo oops >&2; exit 3\"]}'")
+slow=$(add slow "kind, interval_seconds, max_retries, timeout_seconds, target" \
+	"'interval', 3600, 0, 1, '{\"type\":\"exec\",\"argv\":[\"/bin/sh\",\"-c\",\"echo started; sleep 30\"]}'")
+once=$(add once "kind, at, target" \
+	"'once', now(), '{\"type\":\"exec\",\"argv\":[\"/bin/true\"]}'")
+
+wait_for 20 "SELECT status = 'done' FROM schedules WHERE id = '$repeat'"
+ok repeat-done "$(sql "SELECT status, current_repeat, run_count FROM schedules WHERE id = '$repeat'")" "done|3|3"
+ok repeat-runs "$(sql "SELECT string_agg(id || ':' || status || ':' || output, ',' ORDER BY id) FROM runs WHERE schedule_id = '$repeat'" | sed "s/sched-[0-9a-f]*-//g")" \
+	"n0-rc0:succeeded:hello
+,n1-rc0:succeeded:hello
+,n2-rc0:succeeded:hello"
+wait_for 20 "SELECT status = 'dead' FROM schedules WHERE id = '$failing'"
+ok failing-dead "$(sql "SELECT status, current_retry, error_count, last_error FROM schedules WHERE id = '$failing'")" "dead|3|3|exited with status 3"
+ok failing-runs "$(sql "SELECT string_agg(attempt || ':' || status || ':' || exit_code, ',' ORDER BY attempt) FROM runs WHERE schedule_id = '$failing'")" \
+	"0:failed:3,1:failed:3,2:failed:3"
+ok failing-backoff "$(sql "SELECT bool_and(gap >= 0.95) FROM (SELECT extract(epoch FROM started_at - lag(finished_at) OVER (ORDER BY attempt)) AS gap FROM runs WHERE schedule_id = '$failing') x WHERE gap IS NOT NULL")" "t"
+wait_for 20 "SELECT status = 'dead' FROM schedules WHERE id = '$slow'"
+ok slow-timeout "$(sql "SELECT status, output, duration_ms < 5000 FROM runs WHERE schedule_id = '$slow'")" "timed_out|started
+|t"
+ok slow-gone "$(pgrep -f 'sleep 30' | wc -l)" "0"
+wait_for 10 "SELECT status = 'done' FROM schedules WHERE id = '$once'"
+ok once-done "$(sql "SELECT count(*) || ':' || min(status) FROM runs WHERE schedule_id = '$once'")" "1:succeeded"
+
+# pause: no run starts while paused
+ticker=$(add ticker "kind, interval_seconds, target" \
+	"'interval', 1, '{\"type\":\"exec\",\"argv\":[\"/bin/true\"]}'")
+wait_for 10 "SELECT count(*) >= 2 FROM runs WHERE schedule_id = '$ticker' AND status = 'succeeded'"
+sql "UPDATE schedules SET status = 'paused', next_run_at = NULL WHERE id = '$ticker'" >/dev/null
+sleep 1
+n1=$(sql "SELECT count(*) FROM runs WHERE schedule_id = '$ticker'")
+sleep 2.5
+ok paused "$(sql "SELECT count(*) FROM runs WHERE schedule_id = '$ticker'")" "$n1"
+
+# SIGTERM: a clean stop, recorded
+kill -TERM "$pid"
+i=0
+while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+wait "$pid"
+ok sigterm-exit "$?" "0"
+pid=""
+ok stopped "$(sql "SELECT count(*) FROM supervisors WHERE stopped_at IS NULL")" "0"
+
+# kill -9 in the middle of a run, then a restart: the run is lost, retried
+start
+crash=$(add crash "kind, at, max_retries, retry_delay_seconds, target" \
+	"'once', now(), 1, 1, '{\"type\":\"exec\",\"argv\":[\"/bin/sleep\",\"2\"]}'")
+wait_for 10 "SELECT count(*) = 1 FROM runs WHERE schedule_id = '$crash' AND status = 'running'"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+start
+wait_for 20 "SELECT status = 'done' FROM schedules WHERE id = '$crash'"
+ok crash-recovered "$(sql "SELECT string_agg(attempt || ':' || status, ',' ORDER BY attempt) FROM runs WHERE schedule_id = '$crash'")" \
+	"0:lost,1:succeeded"
+kill -TERM "$pid"
+wait "$pid"
+ok second-exit "$?" "0"
+pid=""
+
+echo "engine: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
