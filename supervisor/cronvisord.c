@@ -130,6 +130,7 @@ finish_ended(void)
 		log_info("run %s schedule \"%s\": %s%s%s", j->run_id, j->name,
 		    run_status_name(j->verdict.status),
 		    j->verdict.error[0] ? ": " : "", j->verdict.error);
+		prune_note(j->schedule_id);
 		job_state(j, JOB_DONE);
 		sv.want_claim = 1;
 	}
@@ -274,7 +275,7 @@ db_reconnect(void)
 	sv.want_claim = 1;
 }
 
-/* Heartbeat and lost runs, every heartbeat_seconds. */
+/* Heartbeat, lost runs and history, every heartbeat_seconds. */
 static void
 heartbeat(int64_t now_ms)
 {
@@ -283,7 +284,8 @@ heartbeat(int64_t now_ms)
 	sv.heartbeat_ms = now_ms + sv.cf.heartbeat_seconds * 1000;
 	if (peer_heartbeat(sv.db, sv.id, err, sizeof(err)) == -1 ||
 	    peer_reap_lost(
-	        sv.db, sv.id, sv.cf.lease_seconds, err, sizeof(err)) == -1)
+	        sv.db, sv.id, sv.cf.lease_seconds, err, sizeof(err)) == -1 ||
+	    prune_run(sv.db, err, sizeof(err)) == -1)
 		db_failed(err);
 }
 

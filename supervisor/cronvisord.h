@@ -162,6 +162,10 @@ int peer_stop(struct db *db, int64_t id, char *err, size_t errlen);
 int peer_reap_lost(
     struct db *db, int64_t self, int64_t lease, char *err, size_t errlen);
 
+/* prune.c: history retention. */
+void prune_note(const char *id);
+int prune_run(struct db *db, char *err, size_t errlen);
+
 /* sched.c: schedules rows and the runs they make. */
 #define SCHED_COLUMNS                                                          \
 	"id, id8, name, kind, interval_seconds, anchor, cron, timezone, "      \

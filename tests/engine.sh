@@ -109,6 +109,14 @@ n1=$(sql "SELECT count(*) FROM runs WHERE schedule_id = '$ticker'")
 sleep 2.5
 ok paused "$(sql "SELECT count(*) FROM runs WHERE schedule_id = '$ticker'")" "$n1"
 
+# retention: a schedule keeps its newest history_limit runs
+keep=$(add keep "kind, interval_seconds, history_limit, target" \
+	"'interval', 1, 2, '{\"type\":\"exec\",\"argv\":[\"/bin/true\"]}'")
+wait_for 15 "SELECT run_count >= 4 FROM schedules WHERE id = '$keep'"
+sql "UPDATE schedules SET status = 'paused', next_run_at = NULL WHERE id = '$keep'" >/dev/null
+wait_for 5 "SELECT count(*) = 2 FROM runs WHERE schedule_id = '$keep'"
+ok retention "$(sql "SELECT count(*) || ':' || (max(repeat_number) = max(s.run_count) - 1) FROM runs JOIN schedules s ON s.id = schedule_id WHERE schedule_id = '$keep'")" "2:true"
+
 # SIGTERM: a clean stop, recorded
 kill -TERM "$pid"
 i=0
