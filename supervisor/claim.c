@@ -122,6 +122,8 @@ add_job(struct claim *cl, const struct sched *s, const char *id, int64_t slot,
 	    j->spawn_error[0] == '\0')
 		snprintf(j->spawn_error, sizeof(j->spawn_error),
 		    "the run could not be prepared");
+	/* The spec must not point into s, which dies with the claim. */
+	j->spec.schedule = j->name;
 	j->next = cl->jobs;
 	cl->jobs = j;
 	cl->njobs++;
