@@ -108,8 +108,10 @@ load_timing(const struct db_rows *rows, int row, struct sched *s, char *err,
 	if (strcmp(kind, "interval") == 0) {
 		tm->kind = SCHED_KIND_INTERVAL;
 		tm->interval = col_int(rows, row, C_INTERVAL, 60);
+		/* Without a start, slots are counted from the pending one. */
 		if (tm->start_at == CV_TIME_MIN)
-			tm->start_at = col_int(rows, row, C_NEXT_SLOT, 0);
+			tm->start_at = col_int(rows, row, C_NEXT_SLOT,
+			    col_int(rows, row, C_NEXT_RUN, 0));
 		return 0;
 	}
 	if (strcmp(kind, "once") == 0) {
