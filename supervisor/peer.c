@@ -71,32 +71,33 @@ peer_register(struct db *db, const char *name, char *err, size_t errlen)
 	return sid;
 }
 
+/* Runs one statement about this supervisor's row ($1 = id). */
+static int
+update_self(
+    struct db *db, int64_t id, const char *sql, char *err, size_t errlen)
+{
+	char b[24];
+	const char *p[1] = {num(b, sizeof(b), id)};
+
+	return db_exec(db, sql, 1, p, err, errlen) == -1 ? -1 : 0;
+}
+
 /* Renews this supervisor's heartbeat; 0, or -1 with err set. */
 int
 peer_heartbeat(struct db *db, int64_t id, char *err, size_t errlen)
 {
-	char b[24];
-	const char *p[1] = {num(b, sizeof(b), id)};
-
-	return db_exec(db,
-	           "UPDATE supervisors SET heartbeat = now() WHERE id = $1", 1,
-	           p, err, errlen) == -1
-	    ? -1
-	    : 0;
+	return update_self(db, id,
+	    "UPDATE supervisors SET heartbeat = now() WHERE id = $1", err,
+	    errlen);
 }
 
-/* Marks this supervisor stopped on a clean exit. */
+/* Marks this supervisor stopped on a clean exit; 0, or -1 with err. */
 int
 peer_stop(struct db *db, int64_t id, char *err, size_t errlen)
 {
-	char b[24];
-	const char *p[1] = {num(b, sizeof(b), id)};
-
-	return db_exec(db,
-	           "UPDATE supervisors SET stopped_at = now() WHERE id = $1", 1,
-	           p, err, errlen) == -1
-	    ? -1
-	    : 0;
+	return update_self(db, id,
+	    "UPDATE supervisors SET stopped_at = now() WHERE id = $1", err,
+	    errlen);
 }
 
 /* Finishes one lost run of row i. */
