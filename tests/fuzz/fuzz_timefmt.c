@@ -34,9 +34,16 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t len)
 		    timefmt_parse(buf, NULL, &t2, err, sizeof(err)) == -1 ||
 		    t2 != t)
 			abort();
-		if (timefmt_local(t, ny, buf, sizeof(buf)) == -1 ||
-		    timefmt_parse(buf, NULL, &t2, err, sizeof(err)) == -1 ||
-		    t2 != t)
+		/*
+		 * Local time reads back too, except within a day of the ends
+		 * of the range, where the wall date is year 0 or 10000 and
+		 * RFC 3339 has no way to write it.
+		 */
+		if (timefmt_local(t, ny, buf, sizeof(buf)) == -1)
+			abort();
+		if (t > CV_TIME_MIN + 86400 && t < CV_TIME_MAX - 86400 &&
+		    (timefmt_parse(buf, NULL, &t2, err, sizeof(err)) == -1 ||
+		        t2 != t))
 			abort();
 	}
 	if (timefmt_duration(s, &d, err, sizeof(err)) == 0 &&
