@@ -227,14 +227,19 @@ claim_slots(struct claim *cl, struct sched *s)
 	slot_plan(&s->tm, &s->cu, s->next_slot_at, cl->now, &plan);
 	if (record_plan(cl, s, &plan) == -1)
 		return -1;
+	/*
+	 * skip looks only at runs of earlier claims: the slots of one plan
+	 * are what the catch-up policy chose to run (catch_up: all), and
+	 * skipping them for a sibling fired a moment ago would make `all`
+	 * mean `latest` under the default overlap policy.
+	 */
 	for (int i = 0; i < plan.nfire; i++) {
-		int busy = s->running + fired > 0;
-
-		if (busy && s->overlap == OVERLAP_SKIP) {
+		if (s->running > 0 && s->overlap == OVERLAP_SKIP) {
 			if (record_not_run(cl, s, "skipped", plan.fire[i],
 			        "the previous run was still running"))
 				return -1;
-		} else if (busy && s->overlap == OVERLAP_BUFFER_ONE) {
+		} else if (s->running + fired > 0 &&
+		    s->overlap == OVERLAP_BUFFER_ONE) {
 			buffered = plan.fire[i];
 		} else {
 			if ((r = fire(cl, s, plan.fire[i], s->slot_seq, 0)) < 0)

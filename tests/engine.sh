@@ -14,12 +14,8 @@ base=$(cat "$3") || exit 1
 name=engine_$$
 url="$base dbname=$name"
 work=$(mktemp -d)
-pass=0
-fail=0
+. "$(dirname "$0")/itest-lib.sh"
 pid=""
-
-q() { psql "$base dbname=$1" -X -qAt -v ON_ERROR_STOP=1 -c "$2"; }
-sql() { q "$name" "$1"; }
 
 cleanup() {
 	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
@@ -27,27 +23,6 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-
-ok() {
-	if [ "$2" = "$3" ]; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		printf 'FAIL %s: got "%s", want "%s"\n' "$1" "$2" "$3"
-		tail -20 "$work/cvd.log"
-	fi
-}
-
-# wait_for SECONDS SQL: polls until the query returns "t".
-wait_for() {
-	i=0
-	while [ "$i" -lt $(($1 * 10)) ]; do
-		[ "$(sql "$2")" = t ] && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
 
 start() {
 	"$cvd" -f "$work/conf" >>"$work/cvd.log" 2>&1 &
@@ -142,5 +117,4 @@ wait "$pid"
 ok second-exit "$?" "0"
 pid=""
 
-echo "engine: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary engine

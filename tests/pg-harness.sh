@@ -8,6 +8,9 @@
 #                                    DIR/conninfo
 #   pg-harness.sh stop DIR           stop it at once (-m immediate), remove DIR
 #   pg-harness.sh sql DIR DB SQL     run SQL in database DB of that server
+#   pg-harness.sh restart DIR [SECS] checkpoint, stop it at once (-m
+#                                    immediate, as a crash would), wait SECS
+#                                    seconds (default 0), start it again
 #
 # As root the cluster runs as nobody (initdb refuses root), through setpriv,
 # which execs and so leaves no orphan behind.  DIR must be short (the socket
@@ -17,7 +20,7 @@
 set -eu
 
 usage() {
-	echo "usage: pg-harness.sh start|stop DIR | sql DIR DB SQL" >&2
+	echo "usage: pg-harness.sh start|stop DIR | restart DIR [SECS] | sql DIR DB SQL" >&2
 	exit 2
 }
 [ $# -ge 2 ] || usage
@@ -76,6 +79,29 @@ fail() {
 	exit 1
 }
 
+pg_start() {
+	$as "$bin/pg_ctl" -D "$dir/pg" -l "$dir/pg.log" -w -t 30 -o \
+		"-c listen_addresses='' -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+		start >/dev/null 2>&1
+}
+
+# The server goes away as in a crash and comes back with its data.  The
+# cluster runs with synchronous_commit=off, under which a crash also loses
+# the last commits a client was told about (a fault of its own, not a
+# restart's): the checkpoint first makes every commit durable.
+restart() {
+	[ -f "$dir/$marker" ] && [ -d "$dir/pg" ] || {
+		echo "pg-harness.sh: $dir: no harness cluster" >&2
+		exit 1
+	}
+	psql_do postgres "CHECKPOINT" ||
+		{ echo "pg-harness.sh: checkpoint failed" >&2; exit 1; }
+	$as "$bin/pg_ctl" -D "$dir/pg" -m immediate -w -t 30 stop >/dev/null 2>&1 ||
+		{ echo "pg-harness.sh: pg_ctl stop failed" >&2; exit 1; }
+	sleep "${1:-0}"
+	pg_start || { echo "pg-harness.sh: pg_ctl start failed" >&2; exit 1; }
+}
+
 start() {
 	case $dir in
 	/*) ;;
@@ -90,9 +116,7 @@ start() {
 	$as "$bin/initdb" -D "$dir/pg" -U postgres -A trust -E UTF8 \
 		--locale=C.UTF-8 --no-sync >"$dir/initdb.log" 2>&1 ||
 		fail "initdb failed: $(tail -n 5 "$dir/initdb.log")"
-	$as "$bin/pg_ctl" -D "$dir/pg" -l "$dir/pg.log" -w -t 30 -o \
-		"-c listen_addresses='' -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
-		start >/dev/null 2>&1 || fail "pg_ctl start failed"
+	pg_start || fail "pg_ctl start failed"
 	psql_do postgres "CREATE DATABASE cronvisor_test" ||
 		fail "cannot create the database"
 	echo "host=$dir user=postgres dbname=cronvisor_test" >"$dir/conninfo.tmp"
@@ -103,6 +127,10 @@ start() {
 case $cmd in
 start) start ;;
 stop) stop ;;
+restart)
+	[ $# -le 3 ] || usage
+	restart "${3:-0}"
+	;;
 sql)
 	[ $# -eq 4 ] || usage
 	psql_do "$3" "$4"
