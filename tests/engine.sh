@@ -4,7 +4,10 @@
 # operator could.  Every wait is bounded; every run really forks, execs and
 # times out.  Checks: repeats end done, failures retry with backoff and end
 # dead, a timeout kills the command, a one-shot fires once, pause stops
-# runs, SIGTERM stops the supervisor cleanly, and after kill -9 a restarted
+# runs, a memory hog and 100 MB of output fail or pass cleanly with the
+# supervisor unharmed, overlap buffer_one waits instead of skipping, SIGHUP
+# reloads (a bad file changes nothing), retention keeps history_limit runs,
+# SIGTERM stops the supervisor cleanly, and after kill -9 a restarted
 # supervisor declares the orphaned run lost and retries it.
 # Usage: engine.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
 set -u
@@ -83,6 +86,37 @@ sleep 1
 n1=$(sql "SELECT count(*) FROM runs WHERE schedule_id = '$ticker'")
 sleep 2.5
 ok paused "$(sql "SELECT count(*) FROM runs WHERE schedule_id = '$ticker'")" "$n1"
+
+# hostile commands fail cleanly and leave the supervisor unharmed
+hog=$(add hog "kind, interval_seconds, max_retries, limits, target" \
+	"'interval', 3600, 0, '{\"memory_mb\": 64}', '{\"type\":\"exec\",\"argv\":[\"python3\",\"-c\",\"x = bytearray(512 * 1024 * 1024)\"]}'")
+flood=$(add flood "kind, interval_seconds, total_repeats, target" \
+	"'interval', 3600, 1, '{\"type\":\"exec\",\"argv\":[\"/bin/sh\",\"-c\",\"head -c 100000000 /dev/zero; echo end\"]}'")
+wait_for 20 "SELECT status = 'dead' FROM schedules WHERE id = '$hog'"
+ok memory-limit "$(sql "SELECT status, exit_code FROM runs WHERE schedule_id = '$hog'")" "failed|1"
+wait_for 30 "SELECT status = 'done' FROM schedules WHERE id = '$flood'"
+ok big-output "$(sql "SELECT status, length(output) <= 16384, right(output, 4) FROM runs WHERE schedule_id = '$flood'")" "succeeded|t|end"
+ok unharmed "$(kill -0 "$pid" && echo alive)" "alive"
+
+# overlap buffer_one: a slot due while the run runs waits for it
+buf=$(add buf "kind, interval_seconds, overlap, target" \
+	"'interval', 1, 'buffer_one', '{\"type\":\"exec\",\"argv\":[\"/bin/sleep\",\"1.5\"]}'")
+wait_for 15 "SELECT count(*) >= 3 FROM runs WHERE schedule_id = '$buf' AND status = 'succeeded'"
+sql "UPDATE schedules SET status = 'paused', next_run_at = NULL WHERE id = '$buf'" >/dev/null
+ok buffer-one "$(sql "SELECT count(*) FILTER (WHERE status = 'skipped') || ':' || bool_and(NOT EXISTS (SELECT 1 FROM runs r2 WHERE r2.schedule_id = r.schedule_id AND r2.id <> r.id AND r2.started_at < r.finished_at AND r2.finished_at > r.started_at)) FROM runs r WHERE schedule_id = '$buf' AND status <> 'running'")" "0:true"
+
+# SIGHUP: a bad file changes nothing, a good one is taken
+cp "$work/conf" "$work/conf.good"
+echo "max_concurrent_runs = 0" >>"$work/conf"
+kill -HUP "$pid"
+i=0
+until grep -q "keeping the running configuration" "$work/cvd.log" || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+ok hup-bad "$(grep -c "max_concurrent_runs: 0 is out of range" "$work/cvd.log")" "1"
+cp "$work/conf.good" "$work/conf"
+kill -HUP "$pid"
+i=0
+until grep -q "configuration reloaded" "$work/cvd.log" || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+ok hup-good "$(grep -c "configuration reloaded" "$work/cvd.log")" "1"
 
 # retention: a schedule keeps its newest history_limit runs
 keep=$(add keep "kind, interval_seconds, history_limit, target" \
