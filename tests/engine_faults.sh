@@ -2,7 +2,8 @@
 # engine_faults.sh: the real cronvisord under the faults of issue 3's
 # checklist, against the fixture's PostgreSQL (CTest fixture "pg",
 # tests/pg-harness.sh), schedules inserted with SQL.  Checks: two
-# supervisors run every slot exactly once; three supervisors killed with
+# supervisors run every slot exactly once (300 interval slots, then 2000
+# one-shot slots due at the same second); three supervisors killed with
 # kill -9 and restarted in turns lose no slot and run none twice; a
 # PostgreSQL restart in the middle of a run loses no result; SIGTERM
 # interrupts a run after the grace and the next supervisor retries it;
@@ -294,6 +295,25 @@ ok kill-lost-retried "$(sql "SELECT count(*) FROM runs l WHERE $kills AND status
 ok kill-retried-by-other "$(sql "SELECT count(*) FROM runs l JOIN runs r ON r.schedule_id = l.schedule_id AND r.slot_at = l.slot_at AND r.attempt = l.attempt + 1 WHERE l.$kills AND l.status = 'lost' AND r.supervisor_id = l.supervisor_id")" "0"
 ok kill-statuses "$(sql "SELECT string_agg(DISTINCT status, ',' ORDER BY status) FROM runs WHERE $kills AND status NOT IN ('succeeded', 'lost', 'skipped', 'missed')")" ""
 for k in k1 k2 k3; do
+	stop "$k"
+	ok "$k-exit" "$rc" "0"
+done
+
+# --- 1c. 2000 one-shot slots due at once, shared by two supervisors -------
+start a2
+start b2
+sql "INSERT INTO schedules (name, owner, kind, at, next_run_at, next_slot_at,
+     target) SELECT 'burst' || g, 'test', 'once',
+     date_trunc('second', now()) + interval '2s',
+     date_trunc('second', now()) + interval '2s',
+     date_trunc('second', now()) + interval '2s',
+     '{\"type\":\"exec\",\"argv\":[\"/bin/true\"]}'
+     FROM generate_series(1, 2000) g" >/dev/null
+burst="schedule_id IN (SELECT id FROM schedules WHERE name LIKE 'burst%')"
+wait_for 90 "SELECT count(*) = 0 FROM schedules WHERE name LIKE 'burst%' AND status = 'active'"
+ok burst-once "$(sql "SELECT count(*) || ':' || count(DISTINCT schedule_id) || ':' || string_agg(DISTINCT status, ',') FROM runs WHERE $burst")" "2000:2000:succeeded"
+ok burst-both "$(sql "SELECT count(DISTINCT supervisor_id) FROM runs WHERE $burst")" "2"
+for k in a2 b2; do
 	stop "$k"
 	ok "$k-exit" "$rc" "0"
 done
