@@ -18,7 +18,7 @@
 
 #define CLAIM_SQL                                                              \
 	"SELECT " SCHED_COLUMNS " FROM schedules WHERE status = 'active' "     \
-	"AND next_run_at <= now() ORDER BY next_run_at LIMIT $1 "              \
+	"AND next_run_at <= to_timestamp($2) ORDER BY next_run_at LIMIT $1 "   \
 	"FOR UPDATE SKIP LOCKED"
 
 #define INSERT_RUN_SQL                                                         \
@@ -266,17 +266,27 @@ int
 claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen)
 {
-	struct claim cl = {
-	    db, cf, sv_id, (int64_t)time(NULL), NULL, 0, err, errlen};
+	struct claim cl = {db, cf, sv_id, 0, NULL, 0, err, errlen};
 	struct db_rows *rows = NULL;
-	char lim[24];
-	const char *p[1] = {lim};
+	char lim[24], now[32];
+	const char *p[2] = {lim, now};
+	struct timespec ts;
 	struct sched s;
 	char why[CV_ERRLEN];
 
+	/*
+	 * "Due" is decided by this machine's clock, the one the timer runs
+	 * on, to the microsecond; not by the database's, which may be another
+	 * machine's, nor by time(), which glibc reads from a clock that lags
+	 * by up to a tick and would make a slot look not yet due.
+	 */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	cl.now = (int64_t)ts.tv_sec;
 	snprintf(lim, sizeof(lim), "%d", limit);
+	snprintf(now, sizeof(now), "%lld.%06ld", (long long)ts.tv_sec,
+	    ts.tv_nsec / 1000);
 	if (db_begin(db, err, errlen) == -1 ||
-	    (rows = db_query(db, CLAIM_SQL, 1, p, err, errlen)) == NULL)
+	    (rows = db_query(db, CLAIM_SQL, 2, p, err, errlen)) == NULL)
 		goto fail;
 	for (int i = 0; i < db_rows_count(rows); i++) {
 		if (sched_load(rows, i, &s, why, sizeof(why)) == -1) {
