@@ -49,6 +49,10 @@ shutdown_grace_seconds = 5
 kill_grace_seconds = 1
 EOF
 
+ok config-check "$("$cvd" -n -f "$work/conf" | grep -c '^heartbeat_seconds = 1$')" "1"
+ok config-check-bad "$("$cvd" -n -f /nonexistent/cronvisor.conf 2>&1; echo "exit $?")" "cronvisord: cannot read /nonexistent/cronvisor.conf: No such file or directory
+exit 1"
+
 start
 repeat=$(add repeat "kind, interval_seconds, total_repeats, target" \
 	"'interval', 1, 3, '{\"type\":\"exec\",\"argv\":[\"/bin/echo\",\"hello\"]}'")
