@@ -3,7 +3,8 @@
 # checklist, against the fixture's PostgreSQL (CTest fixture "pg",
 # tests/pg-harness.sh), schedules inserted with SQL.  Checks: two
 # supervisors run every slot exactly once (300 interval slots, then 2000
-# one-shot slots due at the same second); three supervisors killed with
+# one-shot slots due at the same second); a supervisor frozen past its
+# lease has its late result refused (fencing); three supervisors killed with
 # kill -9 and restarted in turns lose no slot and run none twice; a
 # PostgreSQL restart in the middle of a run loses no result; SIGTERM
 # interrupts a run after the grace and the next supervisor retries it;
@@ -295,6 +296,27 @@ ok kill-lost-retried "$(sql "SELECT count(*) FROM runs l WHERE $kills AND status
 ok kill-retried-by-other "$(sql "SELECT count(*) FROM runs l JOIN runs r ON r.schedule_id = l.schedule_id AND r.slot_at = l.slot_at AND r.attempt = l.attempt + 1 WHERE l.$kills AND l.status = 'lost' AND r.supervisor_id = l.supervisor_id")" "0"
 ok kill-statuses "$(sql "SELECT string_agg(DISTINCT status, ',' ORDER BY status) FROM runs WHERE $kills AND status NOT IN ('succeeded', 'lost', 'skipped', 'missed')")" ""
 for k in k1 k2 k3; do
+	stop "$k"
+	ok "$k-exit" "$rc" "0"
+done
+
+# --- fencing: a supervisor that lost its lease changes nothing -----------
+# x is frozen (SIGSTOP) past lease_seconds while its run goes on; y declares
+# the run lost and retries it; when x thaws, its late result is refused.
+start x
+fence=$(add fence "kind, at, max_retries, retry_delay_seconds, target" \
+	"'once', now(), 1, 1, '$(exec_target "sleep 2")'")
+wait_for 10 "SELECT count(*) = 1 FROM runs WHERE schedule_id = '$fence' AND status = 'running'"
+kill -STOP "$pid_x"
+start y
+wait_for 20 "SELECT status = 'done' FROM schedules WHERE id = '$fence'"
+kill -CONT "$pid_x"
+i=0
+until grep -q "no longer ours" "$work/x.log" || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+ok fence-refused "$(grep -c "no longer ours (lease lost)" "$work/x.log")" "1"
+ok fence-rows "$(sql "SELECT string_agg(attempt || ':' || status || ':' || s.name, ',' ORDER BY attempt) FROM runs r JOIN supervisors s ON s.id = r.supervisor_id WHERE schedule_id = '$fence'")" \
+	"0:lost:x,1:succeeded:y"
+for k in x y; do
 	stop "$k"
 	ok "$k-exit" "$rc" "0"
 done
