@@ -567,11 +567,11 @@ month_next(const struct cron *c, int64_t y, int m, int64_t first, int d, int hh,
  * hour and minute match c; CV_NEVER if there is none.  from is raised to
  * two days before CV_TIME_MIN and limit lowered to two days after
  * CV_TIME_MAX (wall times of the instants in range, in any zone, lie
- * within), so CV_NEVER may serve as "no limit".  The search jumps to the next set bit of each field and costs
- * at most one step per month it skips; matches repeat every 400 years
- * (146097 days, a whole number of weeks), so it gives up after 401 years:
- * that bounds hand-made structs that never fire, too.  "Strictly after T"
- * is the caller's business: pass T + 1.
+ * within), so CV_NEVER may serve as "no limit".  The search jumps to the next
+ * set bit of each field and costs at most one step per month it skips; matches
+ * repeat every 400 years (146097 days, a whole number of weeks), so it gives up
+ * after 401 years: that bounds hand-made structs that never fire, too.
+ * "Strictly after T" is the caller's business: pass T + 1.
  */
 int64_t
 cron_next_wall(const struct cron *c, int64_t from, int64_t limit)

@@ -93,8 +93,7 @@ START_TEST(test_messages)
 	result_init(&res);
 	outcome_decide(
 	    wait_status(0, SIGKILL), REAP_EXITED, FRAME_OK, &res, NULL, &v);
-	ck_assert_str_eq(
-	    v.error, "the runner was killed by signal 9 (Killed)");
+	ck_assert_str_eq(v.error, "the runner was killed by signal 9 (Killed)");
 	outcome_decide(
 	    wait_status(2, 0), REAP_EXITED, FRAME_NONE, &res, NULL, &v);
 	ck_assert_str_eq(v.error, "the runner exited with status 2");

@@ -11,34 +11,7 @@ base=$(cat "$3") || exit 1
 pgdir=$(dirname "$3")
 name=cli_db_$$
 url="$base dbname=$name"
-pass=0
-fail=0
-
-# check NAME WANT-EXIT WANT-SUBSTRING -- COMMAND...: runs the command and
-# checks its exit status and that its stdout+stderr contain the substring.
-check() {
-	name_=$1 want_rc=$2 want=$3
-	shift 4
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ "$rc" -eq "$want_rc" ] && printf '%s' "$out" | grep -qF -- "$want"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		printf 'FAIL %s: exit %s (want %s), output:\n%s\n(want "%s")\n' \
-			"$name_" "$rc" "$want_rc" "$out" "$want"
-	fi
-}
-
-# lacks NAME SUBSTRING: the last command's output must not contain it.
-lacks() {
-	if printf '%s' "$out" | grep -qF -- "$2"; then
-		fail=$((fail + 1))
-		printf 'FAIL %s: output shows "%s":\n%s\n' "$1" "$2" "$out"
-	else
-		pass=$((pass + 1))
-	fi
-}
+. "$(dirname "$0")/itest-lib.sh"
 
 sql() { "$harness" sql "$pgdir" "$1" "$2"; }
 
@@ -87,5 +60,4 @@ check extra-arg 2 "db migrate takes no arguments" -- \
 	"$ctl" db migrate --database "$url" extra
 check help 0 "usage: cronvisorctl db migrate" -- "$ctl" db --help
 
-echo "cli_db: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary cli_db

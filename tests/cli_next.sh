@@ -4,24 +4,7 @@
 # Usage: cli_next.sh PATH/TO/cronvisorctl
 set -u
 ctl=$1
-pass=0
-fail=0
-
-# check NAME WANT-EXIT WANT-SUBSTRING -- COMMAND...: runs the command and
-# checks its exit status and that its stdout+stderr contain the substring.
-check() {
-	name=$1 want_rc=$2 want=$3
-	shift 4
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ "$rc" -eq "$want_rc" ] && printf '%s' "$out" | grep -qF -- "$want"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		printf 'FAIL %s: exit %s (want %s), output:\n%s\n(want "%s")\n' \
-			"$name" "$rc" "$want_rc" "$out" "$want"
-	fi
-}
+. "$(dirname "$0")/itest-lib.sh"
 
 check weekdays 0 "2026-03-09T13:00:00Z  Mon 2026-03-09 09:00:00-04:00 EDT" -- \
 	"$ctl" next '0 9 * * 1-5' --tz America/New_York --count 5 \
@@ -99,5 +82,4 @@ check config-bad 1 "CRONVISOR_MAX_CONCURRENT_RUNS: 0 is out of range" -- \
 	env CRONVISOR_MAX_CONCURRENT_RUNS=0 "$ctl" config check -f "$empty"
 check config-missing 1 "No such file" -- "$ctl" config check -f /nonexistent/cronvisor.conf
 
-echo "cli_next: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary cli_next

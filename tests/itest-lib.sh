@@ -1,6 +1,6 @@
-# itest-lib.sh: what the shell integration tests share.  Source it after
-# setting base (the fixture's conninfo), name (the test's own database) and
-# work (its scratch directory, where supervisors write *.log).
+# itest-lib.sh: what the shell tests share.  The database helpers need
+# base (the fixture's conninfo), name (the test's own database) and work
+# (its scratch directory, where supervisors write *.log) set first.
 pass=0
 fail=0
 
@@ -28,6 +28,33 @@ wait_for() {
 		i=$((i + 1))
 	done
 	return 1
+}
+
+# check NAME WANT-EXIT WANT-SUBSTRING -- COMMAND...: runs the command and
+# checks its exit status and that its stdout+stderr contain the substring;
+# the output stays in $out.
+check() {
+	check_name=$1 want_rc=$2 want=$3
+	shift 4
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -eq "$want_rc" ] && printf '%s' "$out" | grep -qF -- "$want"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		printf 'FAIL %s: exit %s (want %s), output:\n%s\n(want "%s")\n' \
+			"$check_name" "$rc" "$want_rc" "$out" "$want"
+	fi
+}
+
+# lacks NAME SUBSTRING: the last check's output must not contain it.
+lacks() {
+	if printf '%s' "$out" | grep -qF -- "$2"; then
+		fail=$((fail + 1))
+		printf 'FAIL %s: output shows "%s":\n%s\n' "$1" "$2" "$out"
+	else
+		pass=$((pass + 1))
+	fi
 }
 
 # summary TEST: the closing line, and the exit status.
