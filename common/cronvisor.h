@@ -355,8 +355,8 @@ int db_listen(struct db *db, const char *channel, char *err, size_t errlen);
 int db_notify(struct db *db, const char *channel, const char *payload,
     char *err, size_t errlen);
 int db_notifies(struct db *db,
-    void (*fn)(const char *channel, const char *payload, void *arg),
-    void *arg, char *err, size_t errlen);
+    void (*fn)(const char *channel, const char *payload, void *arg), void *arg,
+    char *err, size_t errlen);
 
 /* migrate.c: the migrations of sql/, compiled in, applied in order. */
 struct migration {
@@ -374,8 +374,8 @@ struct migrate_entry {
 };
 int migrate_latest(void);
 int migrate_run(struct db *db,
-    void (*applied)(const struct migration *m, void *arg), void *arg,
-    char *err, size_t errlen);
+    void (*applied)(const struct migration *m, void *arg), void *arg, char *err,
+    size_t errlen);
 int migrate_status(struct db *db, struct migrate_entry **out, size_t *n,
     char *err, size_t errlen);
 
@@ -385,5 +385,122 @@ int timefmt_local(int64_t t, const struct tz *tz, char *buf, size_t len);
 int timefmt_parse(
     const char *s, const struct tz *tz, int64_t *out, char *err, size_t errlen);
 int timefmt_duration(const char *s, int64_t *out, char *err, size_t errlen);
+
+/*
+ * schedule.c: the schedule document of the API (ARCHITECTURE.md), parsed,
+ * validated, patched and written back, with what it means for the
+ * schedules row.  Pure: no database; jansson for the JSON.
+ */
+struct json_t;
+enum schedule_target {
+	SCHEDULE_TARGET_RECEIVER, /* no target: the configured receiver */
+	SCHEDULE_TARGET_EXEC,     /* a command */
+	SCHEDULE_TARGET_HTTP,     /* an HTTP request */
+};
+enum schedule_overlap {
+	SCHEDULE_OVERLAP_SKIP,       /* record the slot as skipped */
+	SCHEDULE_OVERLAP_ALLOW,      /* run it anyway */
+	SCHEDULE_OVERLAP_BUFFER_ONE, /* run it when the previous run ends */
+};
+/* Bits of schedule_doc.present, one per top-level field, in this order. */
+enum schedule_field {
+	SCHEDULE_F_NAME,            /* name */
+	SCHEDULE_F_DESCRIPTION,     /* description */
+	SCHEDULE_F_KIND,            /* kind */
+	SCHEDULE_F_INTERVAL,        /* interval_seconds */
+	SCHEDULE_F_ANCHOR,          /* anchor */
+	SCHEDULE_F_CRON,            /* cron */
+	SCHEDULE_F_TIMEZONE,        /* timezone */
+	SCHEDULE_F_AT,              /* at */
+	SCHEDULE_F_START_AT,        /* start_at */
+	SCHEDULE_F_TOTAL_REPEATS,   /* total_repeats */
+	SCHEDULE_F_MAX_RETRIES,     /* max_retries */
+	SCHEDULE_F_BACKOFF,         /* backoff */
+	SCHEDULE_F_RETRY_DELAY,     /* retry_delay_seconds */
+	SCHEDULE_F_TIMEOUT,         /* timeout_seconds */
+	SCHEDULE_F_OVERLAP,         /* overlap */
+	SCHEDULE_F_CATCH_UP,        /* catch_up */
+	SCHEDULE_F_MAX_CATCH_UP,    /* max_catch_up_runs */
+	SCHEDULE_F_DEADLINE,        /* starting_deadline_seconds */
+	SCHEDULE_F_JITTER,          /* jitter_seconds */
+	SCHEDULE_F_DST_GAP,         /* dst_gap */
+	SCHEDULE_F_DST_FOLD,        /* dst_fold */
+	SCHEDULE_F_HISTORY_LIMIT,   /* history_limit */
+	SCHEDULE_F_TARGET,          /* target */
+	SCHEDULE_F_LIMITS,          /* limits */
+	SCHEDULE_F_PAYLOAD,         /* trigger_payload */
+	SCHEDULE_F_WORKFLOW_ID,     /* workflow_id */
+	SCHEDULE_F_TRIGGER_NODE_ID, /* trigger_node_id */
+	SCHEDULE_F_COUNT,           /* number of fields */
+};
+#define SCHEDULE_TIMING_FIELDS                                                 \
+	((1u << SCHEDULE_F_KIND) | (1u << SCHEDULE_F_INTERVAL) |               \
+	    (1u << SCHEDULE_F_ANCHOR) | (1u << SCHEDULE_F_CRON) |              \
+	    (1u << SCHEDULE_F_TIMEZONE) | (1u << SCHEDULE_F_AT) |              \
+	    (1u << SCHEDULE_F_START_AT) | (1u << SCHEDULE_F_DST_GAP) |         \
+	    (1u << SCHEDULE_F_DST_FOLD) | (1u << SCHEDULE_F_JITTER))
+#define SCHEDULE_UNSET INT64_MIN /* an optional number or time not given */
+struct schedule_limits {
+	int64_t cpu_seconds; /* RLIMIT_CPU, 0: the configured default */
+	int64_t memory_mb;   /* RLIMIT_AS in MiB, 0: the default */
+	int64_t nofile;      /* RLIMIT_NOFILE, 0: the default */
+	int64_t nproc;       /* RLIMIT_NPROC, 0: the default */
+	int64_t fsize_mb;    /* RLIMIT_FSIZE in MiB, 0: the default */
+};
+struct schedule_doc {
+	char *name;                    /* 1-200 characters */
+	char *description;             /* at most 10000 characters, "" */
+	enum sched_kind kind;          /* interval, cron or once */
+	int64_t interval_seconds;      /* INTERVAL: 1-3162240000, else UNSET */
+	int anchor_completion;         /* INTERVAL: 1 = fixed delay */
+	char *cron;                    /* CRON: the expression, else NULL */
+	char *timezone;                /* IANA zone name, "UTC" */
+	int64_t at;                    /* ONCE: the instant, else UNSET */
+	int64_t start_at;              /* no slot before it, or UNSET */
+	int64_t total_repeats;         /* >= 0, 0 = forever */
+	int64_t max_retries;           /* 0-1000, 3 */
+	enum backoff backoff;          /* exponential */
+	int64_t retry_delay_seconds;   /* 1-31536000, or UNSET (derived) */
+	int64_t timeout_seconds;       /* 1-31536000, 600 */
+	enum schedule_overlap overlap; /* skip */
+	enum catch_up catch_up;        /* latest */
+	int64_t max_catch_up_runs;     /* 1-1000, 10 */
+	int64_t starting_deadline_seconds; /* >= 0, or UNSET (none) */
+	int64_t jitter_seconds;            /* >= 0, 0 */
+	enum dst_gap dst_gap;              /* auto */
+	enum dst_fold dst_fold;            /* auto */
+	int64_t history_limit;             /* 1-100000, 100 */
+	enum schedule_target target_type;  /* what runs */
+	struct json_t *target; /* validated target object, NULL: receiver */
+	struct schedule_limits limits;  /* resource limits, 0 = default */
+	struct json_t *trigger_payload; /* an object, {} by default */
+	char *workflow_id;              /* NULL or text (numbers as text) */
+	char *trigger_node_id;          /* NULL or text */
+	uint32_t present; /* bit SCHEDULE_F_x: the input named field x */
+};
+struct schedule_error {
+	char code[32];           /* invalid_json, unknown_field, ... */
+	char message[CV_ERRLEN]; /* for people */
+	char field[128];         /* dotted path, "" for the whole body */
+};
+#define SCHEDULE_PARAMS 27 /* columns schedule_params() fills */
+struct schedule_params {
+	const char *columns[SCHEDULE_PARAMS]; /* schedules column names */
+	char *values[SCHEDULE_PARAMS];        /* text values, NULL = SQL NULL */
+};
+void schedule_init(struct schedule_doc *d);
+void schedule_clear(struct schedule_doc *d);
+int schedule_parse(const char *json, size_t len, struct schedule_doc *out,
+    struct schedule_error *e);
+int schedule_patch(struct schedule_doc *d, const char *json, size_t len,
+    struct schedule_error *e);
+int schedule_equal(const struct schedule_doc *a, const struct schedule_doc *b);
+int schedule_timing(
+    const struct schedule_doc *d, struct timing *tm, char *err, size_t errlen);
+int schedule_first_slot(
+    const struct schedule_doc *d, int64_t now, struct slot *out);
+int schedule_params(const struct schedule_doc *d, struct schedule_params *p);
+void schedule_params_clear(struct schedule_params *p);
+struct json_t *schedule_to_json(const struct schedule_doc *d);
 
 #endif /* CRONVISOR_H */

@@ -1,0 +1,1067 @@
+/*
+ * schedule.c: the schedule document of the API (ARCHITECTURE.md, "The
+ * schedule and run documents"), so that the API accepts exactly what the
+ * supervisor can run.  One table describes every top-level field: its JSON
+ * name (which is also its column in sql/001_init.sql), its type, range and
+ * default.  Parsing, null handling, output, comparison and the INSERT
+ * parameters are all driven by that table, so a field is added in one
+ * place.  Rules the table cannot say (which timing fields go with which
+ * kind, the cron expression, the zone, the target) are checked afterwards
+ * on the whole document.  `null` means "the default" for every field that
+ * has one; name and kind have none and reject it.
+ */
+#include <ctype.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cronvisor.h"
+
+#define PAYLOAD_DEPTH_MAX 32         /* nesting allowed in payload and body */
+#define LIMIT_MAX         2147483647 /* largest resource limit */
+#define TEXT_ID_MAX       255        /* workflow_id, trigger_node_id */
+
+enum ftype {
+	FT_TEXT,    /* a string; null: the default string or NULL */
+	FT_INT,     /* an integer in [lo, hi]; null: def */
+	FT_ENUM,    /* one of names; stored as the index */
+	FT_TIME,    /* an RFC 3339 instant; null: SCHEDULE_UNSET */
+	FT_TARGET,  /* the target object */
+	FT_LIMITS,  /* the limits object */
+	FT_PAYLOAD, /* the trigger payload, an object */
+	FT_ID,      /* a string or an integer kept as text; null: NULL */
+};
+
+struct field {
+	const char *name;         /* JSON key and schedules column */
+	enum ftype type;          /* how it is read */
+	size_t off;               /* where it lives in struct schedule_doc */
+	int64_t lo, hi;           /* FT_INT range; FT_TEXT length range */
+	int64_t def;              /* FT_INT and FT_ENUM default */
+	const char *sdef;         /* FT_TEXT default, NULL for none */
+	const char *const *names; /* FT_ENUM names, NULL-terminated */
+	int nullable;             /* 0: null is an error */
+};
+
+static const char *const kinds[] = {"interval", "cron", "once", NULL};
+static const char *const anchors[] = {"slot", "completion", NULL};
+static const char *const backoffs[] = {"exponential", "linear", "fixed", NULL};
+static const char *const overlaps[] = {"skip", "allow", "buffer_one", NULL};
+static const char *const catchups[] = {"latest", "all", "none", NULL};
+static const char *const gaps[] = {"auto", "shift", "skip", NULL};
+static const char *const folds[] = {"auto", "first", "both", NULL};
+
+#define OFF(m) offsetof(struct schedule_doc, m)
+#define UNSET  SCHEDULE_UNSET
+
+/* In the order of enum schedule_field: the index is the presence bit. */
+static const struct field fields[SCHEDULE_F_COUNT] = {
+    {"name", FT_TEXT, OFF(name), 1, 200, 0, NULL, NULL, 0},
+    {"description", FT_TEXT, OFF(description), 0, 10000, 0, "", NULL, 1},
+    {"kind", FT_ENUM, OFF(kind), 0, 0, 0, NULL, kinds, 0},
+    {"interval_seconds", FT_INT, OFF(interval_seconds), 1, 3162240000LL, UNSET,
+        NULL, NULL, 1},
+    {"anchor", FT_ENUM, OFF(anchor_completion), 0, 0, 0, NULL, anchors, 1},
+    {"cron", FT_TEXT, OFF(cron), 1, 127, 0, NULL, NULL, 1},
+    {"timezone", FT_TEXT, OFF(timezone), 1, 255, 0, "UTC", NULL, 1},
+    {"at", FT_TIME, OFF(at), 0, 0, UNSET, NULL, NULL, 1},
+    {"start_at", FT_TIME, OFF(start_at), 0, 0, UNSET, NULL, NULL, 1},
+    {"total_repeats", FT_INT, OFF(total_repeats), 0, INT64_MAX, 0, NULL, NULL,
+        1},
+    {"max_retries", FT_INT, OFF(max_retries), 0, 1000, 3, NULL, NULL, 1},
+    {"backoff", FT_ENUM, OFF(backoff), 0, 0, 0, NULL, backoffs, 1},
+    {"retry_delay_seconds", FT_INT, OFF(retry_delay_seconds), 1, 31536000,
+        UNSET, NULL, NULL, 1},
+    {"timeout_seconds", FT_INT, OFF(timeout_seconds), 1, 31536000, 600, NULL,
+        NULL, 1},
+    {"overlap", FT_ENUM, OFF(overlap), 0, 0, 0, NULL, overlaps, 1},
+    {"catch_up", FT_ENUM, OFF(catch_up), 0, 0, 0, NULL, catchups, 1},
+    {"max_catch_up_runs", FT_INT, OFF(max_catch_up_runs), 1, 1000, 10, NULL,
+        NULL, 1},
+    {"starting_deadline_seconds", FT_INT, OFF(starting_deadline_seconds), 0,
+        INT64_MAX, UNSET, NULL, NULL, 1},
+    {"jitter_seconds", FT_INT, OFF(jitter_seconds), 0, INT64_MAX, 0, NULL, NULL,
+        1},
+    {"dst_gap", FT_ENUM, OFF(dst_gap), 0, 0, 0, NULL, gaps, 1},
+    {"dst_fold", FT_ENUM, OFF(dst_fold), 0, 0, 0, NULL, folds, 1},
+    {"history_limit", FT_INT, OFF(history_limit), 1, 100000, 100, NULL, NULL,
+        1},
+    {"target", FT_TARGET, OFF(target), 0, 0, 0, NULL, NULL, 1},
+    {"limits", FT_LIMITS, OFF(limits), 0, 0, 0, NULL, NULL, 1},
+    {"trigger_payload", FT_PAYLOAD, OFF(trigger_payload), 0, 0, 0, NULL, NULL,
+        1},
+    {"workflow_id", FT_ID, OFF(workflow_id), 0, 0, 0, NULL, NULL, 1},
+    {"trigger_node_id", FT_ID, OFF(trigger_node_id), 0, 0, 0, NULL, NULL, 1},
+};
+
+static const char *const limit_names[] = {
+    "cpu_seconds", "memory_mb", "nofile", "nproc", "fsize_mb", NULL};
+
+/*
+ * Fills *e and returns -1, so that every error path is one statement.
+ * A NULL field means the whole body.
+ */
+static int fail(struct schedule_error *e, const char *code, const char *field,
+    const char *fmt, ...) CV_PRINTF(4, 5);
+
+static int
+fail(struct schedule_error *e, const char *code, const char *field,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	snprintf(e->code, sizeof(e->code), "%s", code);
+	snprintf(e->field, sizeof(e->field), "%s", field ? field : "");
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* The field's slot in d, for each storage type. */
+static char **
+str_at(struct schedule_doc *d, const struct field *f)
+{
+	return (char **)((char *)d + f->off);
+}
+
+static int64_t *
+int_at(struct schedule_doc *d, const struct field *f)
+{
+	return (int64_t *)((char *)d + f->off);
+}
+
+/* Enums and anchor_completion are int-sized; see struct schedule_doc. */
+static int *
+enum_at(struct schedule_doc *d, const struct field *f)
+{
+	return (int *)((char *)d + f->off);
+}
+
+/* Characters (not bytes) of a valid UTF-8 string, as SQL length() counts. */
+static size_t
+utf8_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* Sets field f of d to its default, freeing what it held; 0 or -1 (OOM). */
+static int
+reset_field(struct schedule_doc *d, const struct field *f)
+{
+	switch (f->type) {
+	case FT_TEXT:
+	case FT_ID:
+		free(*str_at(d, f));
+		*str_at(d, f) = f->sdef ? strdup(f->sdef) : NULL;
+		return f->sdef && *str_at(d, f) == NULL ? -1 : 0;
+	case FT_INT:
+	case FT_TIME:
+		*int_at(d, f) = f->def;
+		return 0;
+	case FT_ENUM:
+		*enum_at(d, f) = (int)f->def;
+		return 0;
+	case FT_TARGET:
+		json_decref(d->target);
+		d->target = NULL;
+		d->target_type = SCHEDULE_TARGET_RECEIVER;
+		return 0;
+	case FT_LIMITS:
+		memset(&d->limits, 0, sizeof(d->limits));
+		return 0;
+	case FT_PAYLOAD:
+		json_decref(d->trigger_payload);
+		d->trigger_payload = json_object();
+		return d->trigger_payload ? 0 : -1;
+	}
+	return 0;
+}
+
+/*
+ * Sets every field of d to its default.  Only an allocation can fail, and
+ * then the string or payload is NULL; schedule_parse() reports it.  Pair
+ * with schedule_clear().
+ */
+void
+schedule_init(struct schedule_doc *d)
+{
+	memset(d, 0, sizeof(*d));
+	for (int i = 0; i < SCHEDULE_F_COUNT; i++)
+		(void)reset_field(d, &fields[i]);
+}
+
+/* Frees everything d holds and leaves it zeroed; d may be zeroed already. */
+void
+schedule_clear(struct schedule_doc *d)
+{
+	free(d->name);
+	free(d->description);
+	free(d->cron);
+	free(d->timezone);
+	free(d->workflow_id);
+	free(d->trigger_node_id);
+	json_decref(d->target);
+	json_decref(d->trigger_payload);
+	memset(d, 0, sizeof(*d));
+}
+
+/* 1 if v nests no deeper than max levels of arrays and objects. */
+static int
+depth_ok(json_t *v, int max)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	if (!json_is_object(v) && !json_is_array(v))
+		return 1;
+	if (max == 0)
+		return 0;
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, x) if (!depth_ok(x, max - 1)) return 0;
+	} else {
+		json_object_foreach(
+		    v, k, x) if (!depth_ok(x, max - 1)) return 0;
+	}
+	return 1;
+}
+
+/*
+ * Parses a strict RFC 3339 instant: YYYY-MM-DDTHH:MM:SS, optional
+ * fraction (dropped: the schedules work in whole seconds), then Z or
+ * +HH:MM/-HH:MM.  timefmt_parse() also takes forms people type ("@epoch",
+ * bare dates, no offset); the API document does not.
+ */
+static int
+parse_time(const char *s, int64_t *out, char *err, size_t errlen)
+{
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd";
+	char buf[40];
+	size_t i, n;
+
+	for (i = 0; shape[i]; i++)
+		if (shape[i] == 'd' ? !isdigit((unsigned char)s[i])
+		                    : s[i] != shape[i])
+			return log_errbuf(err, errlen,
+			    "\"%.40s\" is not an RFC 3339 time", s);
+	memcpy(buf, s, i);
+	n = i;
+	if (s[i] == '.') {
+		for (i++; isdigit((unsigned char)s[i]); i++)
+			;
+		if (!isdigit((unsigned char)s[i - 1]))
+			return log_errbuf(err, errlen, "bad fraction");
+	}
+	if (strcmp(s + i, "Z") != 0 &&
+	    !((s[i] == '+' || s[i] == '-') &&
+	        isdigit((unsigned char)s[i + 1]) &&
+	        isdigit((unsigned char)s[i + 2]) && s[i + 3] == ':' &&
+	        isdigit((unsigned char)s[i + 4]) &&
+	        isdigit((unsigned char)s[i + 5]) && s[i + 6] == '\0'))
+		return log_errbuf(
+		    err, errlen, "\"%.40s\" needs a Z or +HH:MM offset", s);
+	snprintf(buf + n, sizeof(buf) - n, "%s", s + i);
+	return timefmt_parse(buf, NULL, out, err, errlen);
+}
+
+/* Reads a string field (FT_TEXT) with its length in characters. */
+static int
+decode_text(const struct field *f, json_t *v, struct schedule_doc *d,
+    struct schedule_error *e)
+{
+	const char *s = json_string_value(v);
+	size_t n;
+
+	if (s == NULL)
+		return fail(e, "invalid_field", f->name, "expected a string");
+	n = utf8_chars(s);
+	if ((int64_t)n < f->lo || (int64_t)n > f->hi)
+		return fail(e, "invalid_field", f->name,
+		    "must be %lld to %lld characters long", (long long)f->lo,
+		    (long long)f->hi);
+	free(*str_at(d, f));
+	if ((*str_at(d, f) = strdup(s)) == NULL)
+		return fail(e, "internal", f->name, "out of memory");
+	return 0;
+}
+
+/* Reads an integer field (FT_INT) within its range. */
+static int
+decode_int(const struct field *f, json_t *v, struct schedule_doc *d,
+    struct schedule_error *e)
+{
+	json_int_t x;
+
+	if (!json_is_integer(v))
+		return fail(e, "invalid_field", f->name, "expected an integer");
+	x = json_integer_value(v);
+	if (x < f->lo || x > f->hi)
+		return fail(e, "invalid_field", f->name,
+		    f->hi == INT64_MAX ? "must be at least %lld"
+		                       : "must be between %lld and %lld",
+		    (long long)f->lo, (long long)f->hi);
+	*int_at(d, f) = x;
+	return 0;
+}
+
+/* Reads one of the names of an FT_ENUM field. */
+static int
+decode_enum(const struct field *f, json_t *v, struct schedule_doc *d,
+    struct schedule_error *e)
+{
+	const char *s = json_string_value(v);
+	char list[128] = "";
+
+	for (int i = 0; s && f->names[i]; i++)
+		if (strcmp(s, f->names[i]) == 0) {
+			*enum_at(d, f) = i;
+			return 0;
+		}
+	for (int i = 0; f->names[i]; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+		    "%s\"%s\"", i ? (f->names[i + 1] ? ", " : " or ") : "",
+		    f->names[i]);
+	return fail(e, "invalid_field", f->name, "expected %s", list);
+}
+
+/* Reads an instant (FT_TIME). */
+static int
+decode_time(const struct field *f, json_t *v, struct schedule_doc *d,
+    struct schedule_error *e)
+{
+	const char *s = json_string_value(v);
+	char err[CV_ERRLEN];
+
+	if (s == NULL)
+		return fail(e, "invalid_field", f->name,
+		    "expected an RFC 3339 time string");
+	if (parse_time(s, int_at(d, f), err, sizeof(err)) == -1)
+		return fail(e, "invalid_field", f->name, "%s", err);
+	return 0;
+}
+
+/* Reads workflow_id or trigger_node_id: a string, or a number as text. */
+static int
+decode_id(const struct field *f, json_t *v, struct schedule_doc *d,
+    struct schedule_error *e)
+{
+	char num[32];
+	const char *s = json_string_value(v);
+
+	if (json_is_integer(v)) {
+		snprintf(
+		    num, sizeof(num), "%lld", (long long)json_integer_value(v));
+		s = num;
+	}
+	if (s == NULL)
+		return fail(e, "invalid_field", f->name,
+		    "expected a string or an integer");
+	if (s[0] == '\0' || utf8_chars(s) > TEXT_ID_MAX)
+		return fail(e, "invalid_field", f->name,
+		    "must be 1 to %d characters long", TEXT_ID_MAX);
+	free(*str_at(d, f));
+	if ((*str_at(d, f) = strdup(s)) == NULL)
+		return fail(e, "internal", f->name, "out of memory");
+	return 0;
+}
+
+/* Reads the limits object: each key optional, null = the default. */
+static int
+decode_limits(json_t *v, struct schedule_doc *d, struct schedule_error *e)
+{
+	int64_t *slot[] = {&d->limits.cpu_seconds, &d->limits.memory_mb,
+	    &d->limits.nofile, &d->limits.nproc, &d->limits.fsize_mb};
+	char path[128];
+	const char *k;
+	json_t *x;
+	int i;
+
+	if (!json_is_object(v))
+		return fail(e, "invalid_field", "limits", "expected an object");
+	memset(&d->limits, 0, sizeof(d->limits));
+	json_object_foreach(v, k, x)
+	{
+		snprintf(path, sizeof(path), "limits.%s", k);
+		for (i = 0; limit_names[i] && strcmp(k, limit_names[i]); i++)
+			;
+		if (limit_names[i] == NULL)
+			return fail(e, "unknown_field", path, "unknown field");
+		if (json_is_null(x))
+			continue;
+		if (!json_is_integer(x) || json_integer_value(x) < 1 ||
+		    json_integer_value(x) > LIMIT_MAX)
+			return fail(e, "invalid_field", path,
+			    "expected an integer between 1 and %d", LIMIT_MAX);
+		*slot[i] = json_integer_value(x);
+	}
+	return 0;
+}
+
+/* Reads the trigger payload: an object of modest depth. */
+static int
+decode_payload(json_t *v, struct schedule_doc *d, struct schedule_error *e)
+{
+	if (!json_is_object(v))
+		return fail(e, "invalid_field", "trigger_payload",
+		    "expected an object");
+	if (!depth_ok(v, PAYLOAD_DEPTH_MAX))
+		return fail(e, "invalid_field", "trigger_payload",
+		    "nested deeper than %d levels", PAYLOAD_DEPTH_MAX);
+	json_decref(d->trigger_payload);
+	d->trigger_payload = json_deep_copy(v);
+	return d->trigger_payload
+	    ? 0
+	    : fail(e, "internal", "trigger_payload", "out of memory");
+}
+
+static int check_target(
+    json_t *t, enum schedule_target *type, struct schedule_error *e);
+
+/* Reads the target, which check_target() validates. */
+static int
+decode_target(json_t *v, struct schedule_doc *d, struct schedule_error *e)
+{
+	static const char *const optional[] = {
+	    "cwd", "run_as", "body", "env", "headers", NULL};
+	enum schedule_target type = SCHEDULE_TARGET_RECEIVER;
+	json_t *copy;
+
+	if (check_target(v, &type, e) == -1)
+		return -1;
+	if ((copy = json_deep_copy(v)) == NULL)
+		return fail(e, "internal", "target", "out of memory");
+	/* Optional members given as null are dropped: null is the default. */
+	for (int i = 0; optional[i]; i++)
+		if (json_is_null(json_object_get(copy, optional[i])))
+			json_object_del(copy, optional[i]);
+	if (type == SCHEDULE_TARGET_HTTP && !json_object_get(copy, "method") &&
+	    json_object_set_new(copy, "method", json_string("POST")) == -1) {
+		json_decref(copy);
+		return fail(e, "internal", "target", "out of memory");
+	}
+	json_decref(d->target);
+	d->target = copy;
+	d->target_type = type;
+	return 0;
+}
+
+/* Reads one present, non-null field. */
+static int
+decode_value(const struct field *f, json_t *v, struct schedule_doc *d,
+    struct schedule_error *e)
+{
+	switch (f->type) {
+	case FT_TEXT:
+		return decode_text(f, v, d, e);
+	case FT_INT:
+		return decode_int(f, v, d, e);
+	case FT_ENUM:
+		return decode_enum(f, v, d, e);
+	case FT_TIME:
+		return decode_time(f, v, d, e);
+	case FT_ID:
+		return decode_id(f, v, d, e);
+	case FT_LIMITS:
+		return decode_limits(v, d, e);
+	case FT_PAYLOAD:
+		return decode_payload(v, d, e);
+	case FT_TARGET:
+		return decode_target(v, d, e);
+	}
+	return 0;
+}
+
+static const struct field *
+field_find(const char *name)
+{
+	for (int i = 0; i < SCHEDULE_F_COUNT; i++)
+		if (strcmp(fields[i].name, name) == 0)
+			return &fields[i];
+	return NULL;
+}
+
+/* Reads every member of the object root into d, marking them present. */
+static int
+decode_fields(json_t *root, struct schedule_doc *d, struct schedule_error *e)
+{
+	const struct field *f;
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(root, k, v)
+	{
+		if ((f = field_find(k)) == NULL)
+			return fail(e, "unknown_field", k, "unknown field");
+		d->present |= 1u << (f - fields);
+		if (!json_is_null(v)) {
+			if (decode_value(f, v, d, e) == -1)
+				return -1;
+		} else if (!f->nullable) {
+			return fail(e, "invalid_field", k, "must not be null");
+		} else if (reset_field(d, f) == -1) {
+			return fail(e, "internal", k, "out of memory");
+		}
+	}
+	return 0;
+}
+
+/* Without "kind", the one timing field given says it (seed 000). */
+static int
+infer_kind(json_t *root, struct schedule_doc *d, struct schedule_error *e)
+{
+	int n = (d->interval_seconds != UNSET) + (d->cron != NULL) +
+	    (d->at != UNSET);
+
+	if (json_object_get(root, "kind") != NULL)
+		return 0;
+	if (n != 1)
+		return fail(e, n ? "invalid_field" : "missing_field", "kind",
+		    n ? "give kind: more than one of interval_seconds, cron "
+		        "and at is set"
+		      : "a schedule needs interval_seconds, cron or at");
+	d->kind = d->interval_seconds != UNSET ? SCHED_KIND_INTERVAL
+	    : d->cron                          ? SCHED_KIND_CRON
+	                                       : SCHED_KIND_ONCE;
+	return 0;
+}
+
+/* The timing fields of d agree with its kind. */
+static int
+check_kind(const struct schedule_doc *d, struct schedule_error *e)
+{
+	int iv = d->kind == SCHED_KIND_INTERVAL,
+	    cr = d->kind == SCHED_KIND_CRON;
+	int on = d->kind == SCHED_KIND_ONCE;
+	const char *k = kinds[d->kind];
+
+	if (iv && d->interval_seconds == UNSET)
+		return fail(e, "missing_field", "interval_seconds",
+		    "required for kind interval");
+	if (cr && d->cron == NULL)
+		return fail(
+		    e, "missing_field", "cron", "required for kind cron");
+	if (on && d->at == UNSET)
+		return fail(e, "missing_field", "at", "required for kind once");
+	if (!iv && d->interval_seconds != UNSET)
+		return fail(e, "invalid_field", "interval_seconds",
+		    "not allowed for kind %s", k);
+	if (!iv && d->anchor_completion)
+		return fail(e, "invalid_field", "anchor",
+		    "completion is only for kind interval");
+	if (!cr && d->cron != NULL)
+		return fail(
+		    e, "invalid_field", "cron", "not allowed for kind %s", k);
+	if (!on && d->at != UNSET)
+		return fail(
+		    e, "invalid_field", "at", "not allowed for kind %s", k);
+	if (on && d->start_at != UNSET)
+		return fail(e, "invalid_field", "start_at",
+		    "not allowed for kind once");
+	return 0;
+}
+
+/* The rules across fields, once every field is read. */
+static int
+check_doc(json_t *root, struct schedule_doc *d, struct schedule_error *e)
+{
+	char err[CV_ERRLEN];
+	struct cron c;
+
+	if (d->name == NULL)
+		return fail(e, "missing_field", "name", "required");
+	if (d->description == NULL || d->timezone == NULL ||
+	    d->trigger_payload == NULL)
+		return fail(e, "internal", NULL, "out of memory");
+	if (infer_kind(root, d, e) == -1 || check_kind(d, e) == -1)
+		return -1;
+	if (d->cron && cron_parse(d->cron, &c, err, sizeof(err)) == -1)
+		return fail(e, "invalid_field", "cron", "%s", err);
+	if (tz_get(d->timezone, err, sizeof(err)) == NULL)
+		return fail(e, "invalid_field", "timezone", "%s", err);
+	return 0;
+}
+
+/* Reads the object root into d (initialised by the caller). */
+static int
+decode_doc(json_t *root, struct schedule_doc *d, struct schedule_error *e)
+{
+	if (!json_is_object(root))
+		return fail(e, "invalid_json", NULL, "expected a JSON object");
+	if (decode_fields(root, d, e) == -1)
+		return -1;
+	return check_doc(root, d, e);
+}
+
+/* Loads a body strictly: duplicates, garbage and bad UTF-8 are errors. */
+static json_t *
+load(const char *json, size_t len, struct schedule_error *e)
+{
+	json_error_t jerr;
+	json_t *root;
+
+	if ((root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr)) ==
+	    NULL)
+		fail(e, "invalid_json", NULL, "line %d column %d: %s",
+		    jerr.line, jerr.column, jerr.text);
+	return root;
+}
+
+/*
+ * Parses and validates the schedule document json[0..len) (a POST body)
+ * into *out, which the caller need not initialise.  Returns 0 with *out
+ * owned by the caller (schedule_clear()), or -1 with *e saying what and
+ * where, and *out cleared.  out->present says which fields the body named.
+ */
+int
+schedule_parse(const char *json, size_t len, struct schedule_doc *out,
+    struct schedule_error *e)
+{
+	json_t *root;
+	int r;
+
+	schedule_init(out);
+	if ((root = load(json, len, e)) == NULL) {
+		schedule_clear(out);
+		return -1;
+	}
+	r = decode_doc(root, out, e);
+	json_decref(root);
+	if (r == -1)
+		schedule_clear(out);
+	return r;
+}
+
+/* 1 if s is a valid environment variable name. */
+static int
+env_name_ok(const char *s)
+{
+	if (!isalpha((unsigned char)*s) && *s != '_')
+		return 0;
+	for (s++; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+/* 1 if s is an HTTP token (RFC 9110): a method or a header name. */
+static int
+token_ok(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) &&
+		    !strchr("!#$%&'*+-.^_`|~", *s))
+			return 0;
+	return 1;
+}
+
+/*
+ * Checks an object of strings: env (keys are variable names) or headers
+ * (keys are tokens, values without CR or LF, which would inject headers).
+ */
+static int
+check_map(json_t *v, int headers, const char *path, struct schedule_error *e)
+{
+	const char *k, *s;
+	json_t *x;
+
+	if (!json_is_object(v))
+		return fail(e, "invalid_field", path, "expected an object");
+	json_object_foreach(v, k, x)
+	{
+		if (headers ? !token_ok(k) : !env_name_ok(k))
+			return fail(e, "invalid_field", path,
+			    "\"%.40s\" is not a valid %s name", k,
+			    headers ? "header" : "variable");
+		if ((s = json_string_value(x)) == NULL)
+			return fail(e, "invalid_field", path,
+			    "\"%.40s\": expected a string", k);
+		if (headers && strpbrk(s, "\r\n"))
+			return fail(e, "invalid_field", path,
+			    "\"%.40s\": CR or LF in a header value", k);
+	}
+	return 0;
+}
+
+/* Checks argv: a non-empty array of strings, the first not empty. */
+static int
+check_argv(json_t *v, const char *path, struct schedule_error *e)
+{
+	json_t *x;
+	size_t i;
+
+	if (!json_is_array(v) || json_array_size(v) == 0 ||
+	    json_array_size(v) > 4096)
+		return fail(e, "invalid_field", path,
+		    "expected an array of 1 to 4096 strings");
+	json_array_foreach(v, i, x) if (!json_is_string(x)) return fail(
+	    e, "invalid_field", path, "element %zu: expected a string", i);
+	if (json_string_value(json_array_get(v, 0))[0] == '\0')
+		return fail(e, "invalid_field", path, "the command is empty");
+	return 0;
+}
+
+/* Checks an http(s) URL with a host and no spaces or control bytes. */
+static int
+check_url(json_t *v, const char *path, struct schedule_error *e)
+{
+	const char *s = json_string_value(v), *h;
+
+	if (s == NULL)
+		return fail(e, "invalid_field", path, "expected a string");
+	if (strncasecmp(s, "http://", 7) == 0)
+		h = s + 7;
+	else if (strncasecmp(s, "https://", 8) == 0)
+		h = s + 8;
+	else
+		return fail(
+		    e, "invalid_field", path, "expected an http or https URL");
+	if (*h == '\0' || strchr("/?#:@", *h) || strlen(s) > 8192)
+		return fail(e, "invalid_field", path, "the URL has no host");
+	for (; *s; s++)
+		if ((unsigned char)*s <= 0x20 || *s == 0x7f)
+			return fail(e, "invalid_field", path,
+			    "spaces and control characters must be escaped");
+	return 0;
+}
+
+/* Checks one member k (not "type") of a target of the given type. */
+static int
+check_member(enum schedule_target type, const char *k, json_t *v,
+    const char *path, struct schedule_error *e)
+{
+	const char *s = json_string_value(v);
+	int opt = json_is_null(v);
+
+	if (type == SCHEDULE_TARGET_EXEC && strcmp(k, "argv") == 0)
+		return check_argv(v, path, e);
+	if (strcmp(k, type == SCHEDULE_TARGET_EXEC ? "env" : "headers") == 0)
+		return opt
+		    ? 0
+		    : check_map(v, type == SCHEDULE_TARGET_HTTP, path, e);
+	if (type == SCHEDULE_TARGET_EXEC && strcmp(k, "cwd") == 0)
+		return opt || (s && s[0] == '/')
+		    ? 0
+		    : fail(e, "invalid_field", path,
+		          "expected an absolute path");
+	if (type == SCHEDULE_TARGET_EXEC && strcmp(k, "run_as") == 0)
+		return opt || (s && s[0] && strlen(s) <= 64 && !strchr(s, ':'))
+		    ? 0
+		    : fail(e, "invalid_field", path, "expected a user name");
+	if (type == SCHEDULE_TARGET_HTTP && strcmp(k, "method") == 0)
+		return s && token_ok(s) && strlen(s) <= 16
+		    ? 0
+		    : fail(e, "invalid_field", path, "expected an HTTP method");
+	if (type == SCHEDULE_TARGET_HTTP && strcmp(k, "url") == 0)
+		return check_url(v, path, e);
+	if (type == SCHEDULE_TARGET_HTTP && strcmp(k, "body") == 0)
+		return depth_ok(v, PAYLOAD_DEPTH_MAX)
+		    ? 0
+		    : fail(e, "invalid_field", path, "nested too deeply");
+	return fail(e, "unknown_field", path, "unknown field for a%s target",
+	    type == SCHEDULE_TARGET_EXEC ? "n exec" : "n http");
+}
+
+/* Checks a target object and says its type. */
+static int
+check_target(json_t *t, enum schedule_target *type, struct schedule_error *e)
+{
+	json_t *tv = json_object_get(t, "type"), *v;
+	const char *ty = json_string_value(tv), *k;
+	char path[128];
+
+	if (!json_is_object(t))
+		return fail(
+		    e, "invalid_field", "target", "expected an object or null");
+	if (tv == NULL)
+		return fail(e, "missing_field", "target.type", "required");
+	if (ty == NULL || (strcmp(ty, "exec") && strcmp(ty, "http")))
+		return fail(e, "invalid_field", "target.type",
+		    "expected \"exec\" or \"http\"");
+	*type = ty[0] == 'e' ? SCHEDULE_TARGET_EXEC : SCHEDULE_TARGET_HTTP;
+	json_object_foreach(t, k, v)
+	{
+		snprintf(path, sizeof(path), "target.%s", k);
+		if (strcmp(k, "type") && check_member(*type, k, v, path, e))
+			return -1;
+	}
+	if (*type == SCHEDULE_TARGET_EXEC && !json_object_get(t, "argv"))
+		return fail(e, "missing_field", "target.argv", "required");
+	if (*type == SCHEDULE_TARGET_HTTP && !json_object_get(t, "url"))
+		return fail(e, "missing_field", "target.url", "required");
+	return 0;
+}
+
+/* The limits that are set, as an object (unset ones are absent). */
+static json_t *
+encode_limits(const struct schedule_limits *l)
+{
+	const int64_t v[] = {
+	    l->cpu_seconds, l->memory_mb, l->nofile, l->nproc, l->fsize_mb};
+	json_t *o = json_object();
+
+	for (int i = 0; o && limit_names[i]; i++)
+		if (v[i] != 0 &&
+		    json_object_set_new(
+		        o, limit_names[i], json_integer(v[i]))) {
+			json_decref(o);
+			return NULL;
+		}
+	return o;
+}
+
+/* One field as the API returns it; NULL when out of memory. */
+static json_t *
+encode_field(const struct schedule_doc *cd, const struct field *f)
+{
+	/* The accessors take a mutable doc; nothing below writes to it. */
+	struct schedule_doc *d = (struct schedule_doc *)cd;
+	char buf[40];
+
+	switch (f->type) {
+	case FT_TEXT:
+	case FT_ID:
+		return *str_at(d, f) ? json_string(*str_at(d, f)) : json_null();
+	case FT_INT:
+		return *int_at(d, f) == UNSET ? json_null()
+		                              : json_integer(*int_at(d, f));
+	case FT_ENUM:
+		return json_string(f->names[*enum_at(d, f)]);
+	case FT_TIME:
+		if (*int_at(d, f) == UNSET)
+			return json_null();
+		return timefmt_utc(*int_at(d, f), buf, sizeof(buf)) == -1
+		    ? NULL
+		    : json_string(buf);
+	case FT_TARGET:
+		return d->target ? json_deep_copy(d->target) : json_null();
+	case FT_LIMITS:
+		return encode_limits(&d->limits);
+	case FT_PAYLOAD:
+		return json_deep_copy(d->trigger_payload);
+	}
+	return NULL;
+}
+
+/*
+ * The document d as the API returns it: every field of the schedule
+ * document, unset ones as null, times as RFC 3339 in UTC, the kind always
+ * spelled out.  Parsing it again gives an equal document.  Returns a new
+ * reference the caller json_decref()s, or NULL when out of memory.
+ */
+json_t *
+schedule_to_json(const struct schedule_doc *d)
+{
+	json_t *o = json_object(), *v;
+
+	for (int i = 0; o && i < SCHEDULE_F_COUNT; i++)
+		if ((v = encode_field(d, &fields[i])) == NULL ||
+		    json_object_set_new(o, fields[i].name, v) == -1) {
+			json_decref(o);
+			return NULL;
+		}
+	return o;
+}
+
+/*
+ * 1 if a and b hold the same document (present bits aside), else 0; 0 too
+ * when memory runs out.
+ */
+int
+schedule_equal(const struct schedule_doc *a, const struct schedule_doc *b)
+{
+	json_t *ja = schedule_to_json(a), *jb = schedule_to_json(b);
+	int r = ja && jb && json_equal(ja, jb);
+
+	json_decref(ja);
+	json_decref(jb);
+	return r;
+}
+
+/* The patch changes the kind: forget the old kind's timing fields. */
+static void
+drop_old_timing(json_t *merged, json_t *patch)
+{
+	static const char *const timing[] = {
+	    "interval_seconds", "anchor", "cron", "at", NULL};
+	const char *k = json_string_value(json_object_get(patch, "kind"));
+
+	if (k == NULL ||
+	    json_equal(json_object_get(merged, "kind"),
+	        json_object_get(patch, "kind")))
+		return;
+	for (int i = 0; timing[i]; i++)
+		if (!json_object_get(patch, timing[i]))
+			json_object_del(merged, timing[i]);
+	if (strcmp(k, "once") == 0 && !json_object_get(patch, "start_at"))
+		json_object_del(merged, "start_at");
+}
+
+/*
+ * Applies the PATCH body json[0..len) to *d: fields the body names take
+ * its values (null: the default; target and limits are replaced whole,
+ * not merged), the others keep theirs, and the result is validated as a
+ * whole like schedule_parse().  A patch that changes the kind drops the
+ * old kind's timing fields it does not restate.  Returns 0 with *d
+ * replaced and d->present naming the fields the body named, or -1 with *e
+ * set and *d untouched.
+ */
+int
+schedule_patch(struct schedule_doc *d, const char *json, size_t len,
+    struct schedule_error *e)
+{
+	json_t *patch, *merged = NULL;
+	struct schedule_doc nd;
+	int r = -1;
+
+	schedule_init(&nd);
+	if ((patch = load(json, len, e)) == NULL)
+		goto out;
+	if (!json_is_object(patch)) {
+		fail(e, "invalid_json", NULL, "expected a JSON object");
+		goto out;
+	}
+	if ((merged = schedule_to_json(d)) == NULL) {
+		fail(e, "internal", NULL, "out of memory");
+		goto out;
+	}
+	drop_old_timing(merged, patch);
+	if (json_object_update(merged, patch) == -1 ||
+	    decode_doc(merged, &nd, e) == -1)
+		goto out;
+	/* decode_doc() marked the merged fields: keep the patch's only. */
+	nd.present = 0;
+	for (int i = 0; i < SCHEDULE_F_COUNT; i++)
+		if (json_object_get(patch, fields[i].name))
+			nd.present |= 1u << i;
+	schedule_clear(d);
+	*d = nd;
+	memset(&nd, 0, sizeof(nd));
+	r = 0;
+out:
+	schedule_clear(&nd);
+	json_decref(patch);
+	json_decref(merged);
+	return r;
+}
+
+/*
+ * Fills the timing of common/slot.c for a valid document d (no start_at:
+ * CV_TIME_MIN).  Returns 0, or -1 with err set if the zone cannot be read
+ * or the cron does not parse (not for a document schedule_parse() passed).
+ */
+int
+schedule_timing(
+    const struct schedule_doc *d, struct timing *tm, char *err, size_t errlen)
+{
+	memset(tm, 0, sizeof(*tm));
+	tm->kind = d->kind;
+	tm->interval = d->interval_seconds;
+	tm->start_at = d->start_at == UNSET ? CV_TIME_MIN : d->start_at;
+	tm->at = d->at;
+	tm->gap = d->dst_gap;
+	tm->fold = d->dst_fold;
+	if ((tm->tz = tz_get(d->timezone, err, errlen)) == NULL)
+		return -1;
+	if (d->kind == SCHED_KIND_CRON)
+		return cron_parse(d->cron, &tm->cron, err, errlen);
+	return 0;
+}
+
+/*
+ * The first slot of a new (or re-timed) valid schedule d created at now:
+ * the row's next_slot_at, and its next_run_at (jitter needs the row's id,
+ * so the first run is not jittered).
+ *   interval without start_at: now + interval_seconds, as seed 000 does
+ *     (and as resume does): the first run comes one interval after the
+ *     create, and the supervisor anchors later slots on it;
+ *   interval with start_at: the first slot start_at + k * interval at or
+ *     after now (start_at itself while it lies ahead);
+ *   cron: the first match strictly after now, never before start_at;
+ *   once: at, if it is not in the past.
+ * Returns 1 with *out filled, 0 when there is no slot (a once in the past,
+ * beyond year 9999), -1 if the timing cannot be built.
+ */
+int
+schedule_first_slot(const struct schedule_doc *d, int64_t now, struct slot *out)
+{
+	struct timing tm;
+	char err[CV_ERRLEN];
+
+	memset(out, 0, sizeof(*out));
+	if (schedule_timing(d, &tm, err, sizeof(err)) == -1)
+		return -1;
+	if (d->kind == SCHED_KIND_INTERVAL && d->start_at == UNSET) {
+		if (now > CV_TIME_MAX - d->interval_seconds)
+			return 0;
+		out->at = now + d->interval_seconds;
+		out->wall = out->at + tz_offset_at(tm.tz, out->at);
+		return 1;
+	}
+	return slot_next(&tm, d->kind == SCHED_KIND_CRON ? now : now - 1, out);
+}
+
+/* One value of schedule_to_json() as a text parameter; -1 on OOM. */
+static int
+param_text(json_t *v, char **out)
+{
+	char num[32];
+
+	*out = NULL;
+	if (json_is_null(v))
+		return 0;
+	if (json_is_integer(v)) {
+		snprintf(
+		    num, sizeof(num), "%lld", (long long)json_integer_value(v));
+		*out = strdup(num);
+	} else if (json_is_string(v)) {
+		*out = strdup(json_string_value(v));
+	} else {
+		*out = json_dumps(v, JSON_COMPACT);
+	}
+	return *out ? 0 : -1;
+}
+
+_Static_assert(SCHEDULE_PARAMS == SCHEDULE_F_COUNT, "one column per field");
+
+/*
+ * Fills p with the columns of the schedules table that d maps to (their
+ * names are the document's) and their values as text for db_exec()'s
+ * parameters: NULL for SQL NULL, times in RFC 3339 UTC, target, limits
+ * and trigger_payload as compact JSON.  Returns 0 with p owned by the
+ * caller (schedule_params_clear()), or -1 when out of memory (p cleared).
+ */
+int
+schedule_params(const struct schedule_doc *d, struct schedule_params *p)
+{
+	json_t *doc = schedule_to_json(d);
+	int r = doc ? 0 : -1;
+
+	memset(p, 0, sizeof(*p));
+	for (int i = 0; r == 0 && i < SCHEDULE_F_COUNT; i++) {
+		p->columns[i] = fields[i].name;
+		r = param_text(
+		    json_object_get(doc, fields[i].name), &p->values[i]);
+	}
+	json_decref(doc);
+	if (r == -1)
+		schedule_params_clear(p);
+	return r;
+}
+
+/* Frees the values schedule_params() made; p may be cleared already. */
+void
+schedule_params_clear(struct schedule_params *p)
+{
+	for (int i = 0; i < SCHEDULE_PARAMS; i++)
+		free(p->values[i]);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,709 @@
+/*
+ * check_schedule.c: the schedule document (common/schedule.c): seed 000's
+ * body and the ARCHITECTURE.md example as they are, every field's type and
+ * range errors with the exact field path, unknown fields at each level,
+ * what jansson's strict mode rejects, PATCH, the first slot of each kind
+ * (a cron across New York's DST change), the INSERT parameters and the
+ * round trip through schedule_to_json().
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cvtest.h"
+#include "cronvisor.h"
+
+static const char seed000[] =
+    "{\"name\": \"Daily report\", \"workflow_id\": 1,"
+    " \"trigger_node_id\": \"trigger_schedule_abc123\","
+    " \"interval_seconds\": 86400, \"total_repeats\": 0,"
+    " \"max_retries\": 3, \"timeout_seconds\": 600,"
+    " \"trigger_payload\": {\"report_type\": \"daily\"}}";
+
+static const char example[] =
+    "{\"name\": \"nightly-backup\", \"description\": \"\","
+    " \"kind\": \"cron\", \"cron\": \"30 2 * * *\","
+    " \"timezone\": \"Europe/Berlin\", \"total_repeats\": 0,"
+    " \"max_retries\": 3, \"backoff\": \"exponential\","
+    " \"retry_delay_seconds\": 60, \"timeout_seconds\": 600,"
+    " \"overlap\": \"skip\", \"catch_up\": \"latest\","
+    " \"max_catch_up_runs\": 10, \"starting_deadline_seconds\": null,"
+    " \"jitter_seconds\": 0, \"dst_gap\": \"shift\", \"dst_fold\": \"auto\","
+    " \"history_limit\": 100,"
+    " \"target\": {\"type\": \"exec\", \"argv\": [\"/usr/local/bin/backup\","
+    " \"--full\"], \"env\": {\"BACKUP_DIR\": \"/srv/backup\"},"
+    " \"cwd\": \"/srv\", \"run_as\": null},"
+    " \"limits\": {\"cpu_seconds\": 60, \"memory_mb\": 512, \"nofile\": 1024,"
+    " \"nproc\": 64, \"fsize_mb\": 1024},"
+    " \"trigger_payload\": {\"report_type\": \"daily\"},"
+    " \"workflow_id\": null, \"trigger_node_id\": null}";
+
+/* Parses s, which must be valid, into *d. */
+static void
+parse_ok(const char *s, struct schedule_doc *d)
+{
+	struct schedule_error e;
+
+	ck_assert_msg(schedule_parse(s, strlen(s), d, &e) == 0,
+	    "%s: %s: %s (%s)", s, e.field, e.message, e.code);
+}
+
+/* Parses s, which must fail with code and field. */
+static void
+parse_fails(const char *s, const char *code, const char *field)
+{
+	struct schedule_doc d;
+	struct schedule_error e;
+
+	memset(&e, 0, sizeof(e));
+	ck_assert_msg(
+	    schedule_parse(s, strlen(s), &d, &e) == -1, "%s parsed", s);
+	ck_assert_msg(strcmp(e.code, code) == 0 && strcmp(e.field, field) == 0,
+	    "%s: got %s at \"%s\" (%s), want %s at \"%s\"", s, e.code, e.field,
+	    e.message, code, field);
+	ck_assert(e.message[0] != '\0');
+	ck_assert_ptr_null(d.name);
+}
+
+/* A minimal valid interval schedule with `extra` members added. */
+static void
+with(char *buf, size_t len, const char *extra)
+{
+	int n = snprintf(buf, len,
+	    "{\"name\": \"x\", \"interval_seconds\": 60%s%s}",
+	    extra[0] ? ", " : "", extra);
+
+	ck_assert(n > 0 && (size_t)n < len);
+}
+
+static void
+extra_fails(const char *extra, const char *code, const char *field)
+{
+	char buf[4096];
+
+	with(buf, sizeof(buf), extra);
+	parse_fails(buf, code, field);
+}
+
+static void
+extra_ok(const char *extra)
+{
+	struct schedule_doc d;
+	char buf[4096];
+
+	with(buf, sizeof(buf), extra);
+	parse_ok(buf, &d);
+	schedule_clear(&d);
+}
+
+START_TEST(test_seed000)
+{
+	struct schedule_doc d;
+
+	parse_ok(seed000, &d);
+	ck_assert_str_eq(d.name, "Daily report");
+	ck_assert_int_eq(d.kind, SCHED_KIND_INTERVAL);
+	ck_assert_int_eq(d.interval_seconds, 86400);
+	ck_assert_str_eq(d.workflow_id, "1");
+	ck_assert_str_eq(d.trigger_node_id, "trigger_schedule_abc123");
+	ck_assert_int_eq(d.target_type, SCHEDULE_TARGET_RECEIVER);
+	ck_assert_ptr_null(d.target);
+	ck_assert_str_eq(d.timezone, "UTC");
+	ck_assert_str_eq(d.description, "");
+	ck_assert_int_eq(d.backoff, BACKOFF_EXPONENTIAL);
+	ck_assert_int_eq(d.retry_delay_seconds, SCHEDULE_UNSET);
+	ck_assert_int_eq(d.starting_deadline_seconds, SCHEDULE_UNSET);
+	ck_assert_int_eq(d.history_limit, 100);
+	ck_assert_int_eq(d.max_catch_up_runs, 10);
+	ck_assert_int_eq(d.catch_up, CATCH_UP_LATEST);
+	ck_assert(!(d.present & (1u << SCHEDULE_F_KIND)));
+	ck_assert(d.present & (1u << SCHEDULE_F_INTERVAL));
+	ck_assert_str_eq(json_string_value(
+	                     json_object_get(d.trigger_payload, "report_type")),
+	    "daily");
+	schedule_clear(&d);
+}
+END_TEST
+
+START_TEST(test_example)
+{
+	struct schedule_doc d;
+
+	parse_ok(example, &d);
+	ck_assert_int_eq(d.kind, SCHED_KIND_CRON);
+	ck_assert_str_eq(d.cron, "30 2 * * *");
+	ck_assert_int_eq(d.dst_gap, DST_GAP_SHIFT);
+	ck_assert_int_eq(d.target_type, SCHEDULE_TARGET_EXEC);
+	ck_assert_ptr_null(json_object_get(d.target, "run_as"));
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(d.target, "cwd")), "/srv");
+	ck_assert_int_eq(d.limits.memory_mb, 512);
+	ck_assert_int_eq(d.limits.fsize_mb, 1024);
+	ck_assert_int_eq(d.retry_delay_seconds, 60);
+	schedule_clear(&d);
+	extra_ok("\"target\": {\"type\": \"http\", \"url\": \"https://h/x\","
+	         " \"headers\": {\"X-A\": \"b\"}, \"body\": {\"k\": [1]}}");
+	extra_ok("\"kind\": \"interval\", \"anchor\": \"completion\","
+	         " \"start_at\": \"2026-01-01T00:00:00.250+01:00\"");
+	extra_ok("\"target\": null, \"limits\": {\"nproc\": null}");
+}
+END_TEST
+
+/* Boundaries of every integer field: lo-1, lo, hi, hi+1. */
+START_TEST(test_int_ranges)
+{
+	static const struct {
+		const char *name;
+		long long lo, hi;
+	} f[] = {
+	    {"interval_seconds", 1, 3162240000LL},
+	    {"total_repeats", 0, 0},
+	    {"max_retries", 0, 1000},
+	    {"retry_delay_seconds", 1, 31536000},
+	    {"timeout_seconds", 1, 31536000},
+	    {"max_catch_up_runs", 1, 1000},
+	    {"starting_deadline_seconds", 0, 0},
+	    {"jitter_seconds", 0, 0},
+	    {"history_limit", 1, 100000},
+	};
+	char buf[4096], ex[128];
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		snprintf(ex, sizeof(ex), "\"%s\": %lld, \"kind\": \"interval\"",
+		    f[i].name, f[i].lo - 1);
+		snprintf(buf, sizeof(buf), "{\"name\": \"x\", %s%s}", ex,
+		    strcmp(f[i].name, "interval_seconds")
+		        ? ", \"interval_seconds\": 5"
+		        : "");
+		parse_fails(buf, "invalid_field", f[i].name);
+		snprintf(buf, sizeof(buf), "\"%s\": %lld", f[i].name, f[i].lo);
+		if (strcmp(f[i].name, "interval_seconds"))
+			extra_ok(buf);
+		snprintf(buf, sizeof(buf), "\"%s\": \"1\"", f[i].name);
+		extra_fails(buf,
+		    strcmp(f[i].name, "interval_seconds") ? "invalid_field"
+		                                          : "invalid_json",
+		    strcmp(f[i].name, "interval_seconds") ? f[i].name : "");
+		snprintf(buf, sizeof(buf), "\"%s\": 1.0", f[i].name);
+		if (strcmp(f[i].name, "interval_seconds"))
+			extra_fails(buf, "invalid_field", f[i].name);
+		if (f[i].hi == 0)
+			continue;
+		snprintf(buf, sizeof(buf), "\"%s\": %lld", f[i].name, f[i].hi);
+		if (strcmp(f[i].name, "interval_seconds"))
+			extra_ok(buf);
+		snprintf(
+		    buf, sizeof(buf), "\"%s\": %lld", f[i].name, f[i].hi + 1);
+		if (strcmp(f[i].name, "interval_seconds"))
+			extra_fails(buf, "invalid_field", f[i].name);
+	}
+	parse_fails("{\"name\": \"x\", \"interval_seconds\": 0}",
+	    "invalid_field", "interval_seconds");
+	parse_fails("{\"name\": \"x\", \"interval_seconds\": -5}",
+	    "invalid_field", "interval_seconds");
+	parse_fails("{\"name\": \"x\", \"interval_seconds\": 3162240001}",
+	    "invalid_field", "interval_seconds");
+	parse_fails("{\"name\": \"x\", \"interval_seconds\": \"60\"}",
+	    "invalid_field", "interval_seconds");
+	parse_fails("{\"name\": \"x\", \"interval_seconds\": 99999999999999999"
+	            "999999}",
+	    "invalid_json", "");
+	extra_ok("\"total_repeats\": 9223372036854775807");
+	extra_fails("\"max_retries\": -1", "invalid_field", "max_retries");
+}
+END_TEST
+
+/* Strings, enums, times, zones, cron and the timing rules. */
+START_TEST(test_field_errors)
+{
+	struct schedule_doc d;
+	char name[260], buf[600];
+
+	extra_fails("\"description\": 5", "invalid_field", "description");
+	extra_fails("\"backoff\": \"quadratic\"", "invalid_field", "backoff");
+	extra_fails("\"overlap\": \"queue\"", "invalid_field", "overlap");
+	extra_fails("\"catch_up\": 1", "invalid_field", "catch_up");
+	extra_fails("\"dst_gap\": \"AUTO\"", "invalid_field", "dst_gap");
+	extra_fails("\"dst_fold\": \"last\"", "invalid_field", "dst_fold");
+	extra_fails("\"anchor\": \"start\"", "invalid_field", "anchor");
+	extra_fails(
+	    "\"timezone\": \"Mars/Olympus\"", "invalid_field", "timezone");
+	extra_fails("\"timezone\": \"\"", "invalid_field", "timezone");
+	extra_fails(
+	    "\"start_at\": \"2026-01-01\"", "invalid_field", "start_at");
+	extra_fails("\"start_at\": \"2026-01-01T00:00:00\"", "invalid_field",
+	    "start_at");
+	extra_fails(
+	    "\"start_at\": \"@1700000000\"", "invalid_field", "start_at");
+	extra_fails("\"start_at\": \"2026-13-01T00:00:00Z\"", "invalid_field",
+	    "start_at");
+	extra_fails("\"start_at\": 1700000000", "invalid_field", "start_at");
+	extra_fails("\"workflow_id\": \"\"", "invalid_field", "workflow_id");
+	extra_fails("\"workflow_id\": true", "invalid_field", "workflow_id");
+	extra_fails(
+	    "\"trigger_node_id\": []", "invalid_field", "trigger_node_id");
+	extra_fails(
+	    "\"trigger_payload\": [1]", "invalid_field", "trigger_payload");
+	extra_fails(
+	    "\"trigger_payload\": \"x\"", "invalid_field", "trigger_payload");
+	extra_ok("\"trigger_payload\": null, \"description\": null");
+	parse_fails("{\"interval_seconds\": 60}", "missing_field", "name");
+	parse_fails("{\"name\": null, \"interval_seconds\": 60}",
+	    "invalid_field", "name");
+	parse_fails("{\"name\": \"\", \"interval_seconds\": 60}",
+	    "invalid_field", "name");
+	/* 201 characters are too many, 200 of two bytes each are fine. */
+	memset(name, 'a', 201);
+	name[201] = '\0';
+	snprintf(buf, sizeof(buf),
+	    "{\"interval_seconds\": 1, \"name\": \"%s\"}", name);
+	parse_fails(buf, "invalid_field", "name");
+	strcpy(buf, "{\"interval_seconds\": 1, \"name\": \"");
+	for (int i = 0; i < 200; i++)
+		strcat(buf, "\xc3\xa9");
+	strcat(buf, "\"}");
+	parse_ok(buf, &d);
+	schedule_clear(&d);
+	parse_fails("{\"name\": \"x\"}", "missing_field", "kind");
+	parse_fails(
+	    "{\"name\": \"x\", \"kind\": null, \"cron\": \"* * * * *\"}",
+	    "invalid_field", "kind");
+	parse_fails(
+	    "{\"name\": \"x\", \"kind\": \"weekly\"}", "invalid_field", "kind");
+	parse_fails("{\"name\": \"x\", \"cron\": \"* * * * *\","
+	            " \"interval_seconds\": 5}",
+	    "invalid_field", "kind");
+	parse_fails(
+	    "{\"name\": \"x\", \"kind\": \"cron\"}", "missing_field", "cron");
+	parse_fails(
+	    "{\"name\": \"x\", \"kind\": \"once\"}", "missing_field", "at");
+	parse_fails("{\"name\": \"x\", \"kind\": \"interval\"}",
+	    "missing_field", "interval_seconds");
+	parse_fails("{\"name\": \"x\", \"kind\": \"cron\", \"cron\": \"* * * *"
+	            " *\", \"interval_seconds\": 5}",
+	    "invalid_field", "interval_seconds");
+	parse_fails("{\"name\": \"x\", \"cron\": \"0 0 * * *\", \"anchor\": "
+	            "\"completion\"}",
+	    "invalid_field", "anchor");
+	parse_fails("{\"name\": \"x\", \"at\": \"2026-12-24T18:00:00+01:00\","
+	            " \"start_at\": \"2026-12-24T18:00:00Z\"}",
+	    "invalid_field", "start_at");
+	parse_fails("{\"name\": \"x\", \"kind\": \"interval\", "
+	            "\"interval_seconds\": 5, \"cron\": \"* * * * *\"}",
+	    "invalid_field", "cron");
+	parse_fails("{\"name\": \"x\", \"cron\": \"0 0 * * MONDAY\"}",
+	    "invalid_field", "cron");
+	parse_fails("{\"name\": \"x\", \"cron\": \"@reboot\"}", "invalid_field",
+	    "cron");
+	parse_fails(
+	    "{\"name\": \"x\", \"cron\": \"\"}", "invalid_field", "cron");
+	parse_fails(
+	    "{\"name\": \"x\", \"at\": \"tomorrow\"}", "invalid_field", "at");
+}
+END_TEST
+
+START_TEST(test_target_errors)
+{
+	static const struct {
+		const char *target, *code, *field;
+	} t[] = {
+	    {"[]", "invalid_field", "target"},
+	    {"\"exec\"", "invalid_field", "target"},
+	    {"{}", "missing_field", "target.type"},
+	    {"{\"type\": \"shell\"}", "invalid_field", "target.type"},
+	    {"{\"type\": \"exec\"}", "missing_field", "target.argv"},
+	    {"{\"type\": \"exec\", \"argv\": []}", "invalid_field",
+	        "target.argv"},
+	    {"{\"type\": \"exec\", \"argv\": [\"\"]}", "invalid_field",
+	        "target.argv"},
+	    {"{\"type\": \"exec\", \"argv\": [\"/bin/x\", 1]}", "invalid_field",
+	        "target.argv"},
+	    {"{\"type\": \"exec\", \"argv\": \"/bin/x\"}", "invalid_field",
+	        "target.argv"},
+	    {"{\"type\": \"exec\", \"argv\": [\"/x\"], \"cwd\": \"srv\"}",
+	        "invalid_field", "target.cwd"},
+	    {"{\"type\": \"exec\", \"argv\": [\"/x\"], \"cwd\": 1}",
+	        "invalid_field", "target.cwd"},
+	    {"{\"type\": \"exec\", \"argv\": [\"/x\"], \"env\": {\"1A\": \"b\"}}",
+	        "invalid_field", "target.env"},
+	    {"{\"type\": \"exec\", \"argv\": [\"/x\"], \"env\": {\"A=B\": \"b\"}}",
+	        "invalid_field", "target.env"},
+	    {"{\"type\": \"exec\", \"argv\": [\"/x\"], \"env\": {\"A\": 1}}",
+	        "invalid_field", "target.env"},
+	    {"{\"type\": \"exec\", \"argv\": [\"/x\"], \"env\": []}",
+	        "invalid_field", "target.env"},
+	    {"{\"type\": \"exec\", \"argv\": [\"/x\"], \"run_as\": \"\"}",
+	        "invalid_field", "target.run_as"},
+	    {"{\"type\": \"exec\", \"argv\": [\"/x\"], \"url\": \"http://h\"}",
+	        "unknown_field", "target.url"},
+	    {"{\"type\": \"exec\", \"argv\": [\"/x\"], \"bogus\": 1}",
+	        "unknown_field", "target.bogus"},
+	    {"{\"type\": \"http\"}", "missing_field", "target.url"},
+	    {"{\"type\": \"http\", \"url\": \"ftp://h/\"}", "invalid_field",
+	        "target.url"},
+	    {"{\"type\": \"http\", \"url\": \"file:///etc/passwd\"}",
+	        "invalid_field", "target.url"},
+	    {"{\"type\": \"http\", \"url\": \"http://\"}", "invalid_field",
+	        "target.url"},
+	    {"{\"type\": \"http\", \"url\": \"http://h/a b\"}", "invalid_field",
+	        "target.url"},
+	    {"{\"type\": \"http\", \"url\": 5}", "invalid_field", "target.url"},
+	    {"{\"type\": \"http\", \"url\": \"http://h\", \"method\": \"PO ST\"}",
+	        "invalid_field", "target.method"},
+	    {"{\"type\": \"http\", \"url\": \"http://h\", \"headers\": {\"A\": "
+	     "\"b\\r\\nX: y\"}}",
+	        "invalid_field", "target.headers"},
+	    {"{\"type\": \"http\", \"url\": \"http://h\", \"headers\": {\"A B\": "
+	     "\"b\"}}",
+	        "invalid_field", "target.headers"},
+	    {"{\"type\": \"http\", \"url\": \"http://h\", \"argv\": [\"/x\"]}",
+	        "unknown_field", "target.argv"},
+	};
+	char buf[1024];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(buf, sizeof(buf), "\"target\": %s", t[i].target);
+		extra_fails(buf, t[i].code, t[i].field);
+	}
+	extra_fails("\"limits\": []", "invalid_field", "limits");
+	extra_fails("\"limits\": {\"memory_mb\": 0}", "invalid_field",
+	    "limits.memory_mb");
+	extra_fails("\"limits\": {\"nofile\": \"5\"}", "invalid_field",
+	    "limits.nofile");
+	extra_fails("\"limits\": {\"cpu_seconds\": 2147483648}",
+	    "invalid_field", "limits.cpu_seconds");
+	extra_fails("\"limits\": {\"stack_mb\": 8}", "unknown_field",
+	    "limits.stack_mb");
+	extra_fails("\"colour\": \"red\"", "unknown_field", "colour");
+	extra_fails("\"id\": \"x\"", "unknown_field", "id");
+}
+END_TEST
+
+/* What jansson's strict mode and the body checks reject. */
+START_TEST(test_json_errors)
+{
+	struct schedule_doc d;
+	struct schedule_error e;
+	char *deep;
+	size_t n = 3000;
+
+	parse_fails(
+	    "{\"name\": \"x\", \"name\": \"y\", \"interval_seconds\": 1}",
+	    "invalid_json", "");
+	parse_fails(
+	    "{\"name\": \"x\", \"interval_seconds\": 1} x", "invalid_json", "");
+	parse_fails(
+	    "{\"name\": \"x\", \"interval_seconds\": 1}{}", "invalid_json", "");
+	parse_fails("{\"name\": \"\xff\xfe\", \"interval_seconds\": 1}",
+	    "invalid_json", "");
+	parse_fails("{\"name\": \"\\u0000\", \"interval_seconds\": 1}",
+	    "invalid_json", "");
+	parse_fails("[]", "invalid_json", "");
+	parse_fails("1", "invalid_json", "");
+	parse_fails("\"x\"", "invalid_json", "");
+	parse_fails("", "invalid_json", "");
+	parse_fails("{", "invalid_json", "");
+	parse_fails(
+	    "{\"name\": \"x\", \"interval_seconds\": 1,}", "invalid_json", "");
+	/* A NUL byte inside the given length. */
+	ck_assert_int_eq(schedule_parse("{\"name\": \"x\"\0}", 14, &d, &e), -1);
+	ck_assert_str_eq(e.code, "invalid_json");
+	/* Deeper than jansson's parser goes. */
+	deep = malloc(2 * n + 1);
+	memset(deep, '[', n);
+	memset(deep + n, ']', n);
+	deep[2 * n] = '\0';
+	parse_fails(deep, "invalid_json", "");
+	free(deep);
+	/* Deeper than a payload may be. */
+	deep = malloc(4096);
+	strcpy(deep, "\"trigger_payload\": ");
+	for (int i = 0; i < 40; i++)
+		strcat(deep, "{\"a\": ");
+	strcat(deep, "1");
+	for (int i = 0; i < 40; i++)
+		strcat(deep, "}");
+	extra_fails(deep, "invalid_field", "trigger_payload");
+	free(deep);
+}
+END_TEST
+
+/* Parses s and writes it back, parses that and compares. */
+static void
+round_trip(const char *s)
+{
+	struct schedule_doc a, b;
+	json_t *j;
+	char *out;
+
+	parse_ok(s, &a);
+	j = schedule_to_json(&a);
+	ck_assert_ptr_nonnull(j);
+	out = json_dumps(j, JSON_COMPACT);
+	parse_ok(out, &b);
+	ck_assert_msg(schedule_equal(&a, &b), "%s", out);
+	free(out);
+	json_decref(j);
+	schedule_clear(&a);
+	schedule_clear(&b);
+}
+
+START_TEST(test_round_trip)
+{
+	struct schedule_doc d;
+	json_t *j;
+
+	round_trip(seed000);
+	round_trip(example);
+	round_trip("{\"name\": \"o\", \"at\": \"2026-12-24T18:00:00+01:00\","
+	           " \"target\": {\"type\": \"http\", \"url\": \"http://h/\","
+	           " \"body\": \"raw\"}}");
+	round_trip("{\"name\": \"i\", \"interval_seconds\": 300, \"anchor\":"
+	           " \"completion\", \"start_at\": \"2026-01-01T00:00:00Z\","
+	           " \"starting_deadline_seconds\": 0, \"overlap\": "
+	           "\"buffer_one\"}");
+	parse_ok(
+	    "{\"name\": \"o\", \"at\": \"2026-12-24T18:00:00+01:00\"}", &d);
+	j = schedule_to_json(&d);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "at")),
+	    "2026-12-24T17:00:00Z");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "kind")), "once");
+	ck_assert(json_is_null(json_object_get(j, "interval_seconds")));
+	ck_assert(json_is_null(json_object_get(j, "target")));
+	ck_assert_int_eq(json_object_size(j), SCHEDULE_F_COUNT);
+	json_decref(j);
+	schedule_clear(&d);
+}
+END_TEST
+
+/* Applies patch p to d, which must succeed. */
+static void
+patch_ok(struct schedule_doc *d, const char *p)
+{
+	struct schedule_error e;
+
+	ck_assert_msg(schedule_patch(d, p, strlen(p), &e) == 0, "%s: %s: %s", p,
+	    e.field, e.message);
+}
+
+START_TEST(test_patch)
+{
+	struct schedule_doc d, before;
+	struct schedule_error e;
+	const char *p;
+
+	parse_ok(example, &d);
+	patch_ok(&d, "{\"max_retries\": 5, \"description\": \"hi\"}");
+	ck_assert_int_eq(d.max_retries, 5);
+	ck_assert_str_eq(d.description, "hi");
+	ck_assert_str_eq(d.cron, "30 2 * * *");
+	ck_assert_int_eq(d.limits.memory_mb, 512);
+	ck_assert_uint_eq(d.present,
+	    (1u << SCHEDULE_F_MAX_RETRIES) | (1u << SCHEDULE_F_DESCRIPTION));
+	/* null: the default. */
+	patch_ok(&d,
+	    "{\"max_retries\": null, \"target\": null, \"limits\":"
+	    " null, \"retry_delay_seconds\": null}");
+	ck_assert_int_eq(d.max_retries, 3);
+	ck_assert_int_eq(d.target_type, SCHEDULE_TARGET_RECEIVER);
+	ck_assert_int_eq(d.limits.memory_mb, 0);
+	ck_assert_int_eq(d.retry_delay_seconds, SCHEDULE_UNSET);
+	/* A new kind drops the old kind's timing. */
+	patch_ok(&d, "{\"kind\": \"interval\", \"interval_seconds\": 60}");
+	ck_assert_int_eq(d.kind, SCHED_KIND_INTERVAL);
+	ck_assert_ptr_null(d.cron);
+	/* Errors leave d as it was, and name the field. */
+	parse_ok(seed000, &before);
+	schedule_clear(&d);
+	parse_ok(seed000, &d);
+	static const struct {
+		const char *p, *field;
+	} bad[] = {
+	    {"{\"interval_seconds\": 0}", "interval_seconds"},
+	    {"{\"cron\": \"* * * * *\"}", "cron"},
+	    {"{\"kind\": \"cron\"}", "cron"},
+	    {"{\"kind\": null}", "kind"},
+	    {"{\"name\": null}", "name"},
+	    {"{\"bogus\": 1}", "bogus"},
+	    {"{\"limits\": {\"nproc\": -1}}", "limits.nproc"},
+	    {"{\"a\": 1, \"a\": 2}", ""},
+	    {"[]", ""},
+	    {"{} x", ""},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p = bad[i].p;
+		ck_assert_msg(
+		    schedule_patch(&d, p, strlen(p), &e) == -1, "%s", p);
+		ck_assert_msg(
+		    strcmp(e.field, bad[i].field) == 0, "%s: %s", p, e.field);
+		ck_assert(schedule_equal(&d, &before));
+	}
+	patch_ok(&d, "{}");
+	ck_assert(schedule_equal(&d, &before));
+	ck_assert_uint_eq(d.present, 0);
+	patch_ok(&d, "{\"kind\": \"once\", \"at\": \"2027-01-01T00:00:00Z\"}");
+	ck_assert_int_eq(d.interval_seconds, SCHEDULE_UNSET);
+	ck_assert_int_eq(d.at, 1798761600);
+	schedule_clear(&d);
+	schedule_clear(&before);
+}
+END_TEST
+
+/* The first slot of document s at now. */
+static int
+first(const char *s, int64_t now, struct slot *sl)
+{
+	struct schedule_doc d;
+	int r;
+
+	parse_ok(s, &d);
+	r = schedule_first_slot(&d, now, sl);
+	schedule_clear(&d);
+	return r;
+}
+
+START_TEST(test_first_slot)
+{
+	const int64_t now = 1767225600; /* 2026-01-01T00:00:00Z */
+	struct slot sl;
+
+	ck_assert_int_eq(first(seed000, now, &sl), 1);
+	ck_assert_int_eq(sl.at, now + 86400);
+	ck_assert_int_eq(first("{\"name\": \"i\", \"interval_seconds\": 60,"
+	                       " \"start_at\": \"2026-01-02T00:00:00Z\"}",
+	                     now, &sl),
+	    1);
+	ck_assert_int_eq(sl.at, now + 86400);
+	/* A start in the past: its grid, at or after now. */
+	ck_assert_int_eq(first("{\"name\": \"i\", \"interval_seconds\": 7,"
+	                       " \"start_at\": \"2025-12-31T23:59:00Z\"}",
+	                     now, &sl),
+	    1);
+	ck_assert_int_eq(sl.at, now - 60 + 63);
+	ck_assert_int_eq(first("{\"name\": \"i\", \"interval_seconds\": 60,"
+	                       " \"start_at\": \"2026-01-01T00:00:00Z\"}",
+	                     now, &sl),
+	    1);
+	ck_assert_int_eq(sl.at, now);
+	/* Once: at, unless it is past. */
+	ck_assert_int_eq(
+	    first("{\"name\": \"o\", \"at\": \"2026-01-01T00:00:01Z\"}", now,
+	        &sl),
+	    1);
+	ck_assert_int_eq(sl.at, now + 1);
+	ck_assert_int_eq(
+	    first("{\"name\": \"o\", \"at\": \"2025-12-31T23:59:59Z\"}", now,
+	        &sl),
+	    0);
+	/* Cron: strictly after now, in the zone. */
+	ck_assert_int_eq(
+	    first("{\"name\": \"c\", \"cron\": \"0 0 * * *\"}", now, &sl), 1);
+	ck_assert_int_eq(sl.at, now + 86400);
+	ck_assert_int_eq(first("{\"name\": \"c\", \"cron\": \"0 9 * * *\","
+	                       " \"timezone\": \"America/New_York\"}",
+	                     now, &sl),
+	    1);
+	ck_assert_int_eq(sl.at, now + 14 * 3600);
+	/*
+	 * New York springs forward on 2026-03-08 at 02:00 EST (07:00Z):
+	 * 02:30 does not exist and a fixed-time job fires at the transition.
+	 * From midnight EST (05:00Z) the first slot is 07:00Z, the next day's
+	 * 02:30 EDT is 06:30Z.
+	 */
+	ck_assert_int_eq(first("{\"name\": \"c\", \"cron\": \"30 2 * * *\","
+	                       " \"timezone\": \"America/New_York\"}",
+	                     1772946000, &sl),
+	    1);
+	ck_assert_int_eq(sl.at, 1772953200);
+	ck_assert_int_eq(sl.note, SLOT_NOTE_GAP_SHIFT);
+	ck_assert_int_eq(first("{\"name\": \"c\", \"cron\": \"30 2 * * *\","
+	                       " \"timezone\": \"America/New_York\","
+	                       " \"dst_gap\": \"skip\"}",
+	                     1772946000, &sl),
+	    1);
+	ck_assert_int_eq(sl.at, 1773037800);
+	/* A cron never fires before start_at. */
+	ck_assert_int_eq(first("{\"name\": \"c\", \"cron\": \"0 0 * * *\","
+	                       " \"start_at\": \"2026-02-01T00:00:00Z\"}",
+	                     now, &sl),
+	    1);
+	ck_assert_int_eq(sl.at, 1769904000);
+}
+END_TEST
+
+START_TEST(test_params)
+{
+	struct schedule_doc d;
+	struct schedule_params p;
+	int seen = 0;
+
+	parse_ok(example, &d);
+	ck_assert_int_eq(schedule_params(&d, &p), 0);
+	for (int i = 0; i < SCHEDULE_PARAMS; i++) {
+		const char *c = p.columns[i], *v = p.values[i];
+
+		ck_assert_ptr_nonnull(c);
+		if (strcmp(c, "kind") == 0 && ++seen)
+			ck_assert_str_eq(v, "cron");
+		if (strcmp(c, "interval_seconds") == 0 && ++seen)
+			ck_assert_ptr_null(v);
+		if (strcmp(c, "max_retries") == 0 && ++seen)
+			ck_assert_str_eq(v, "3");
+		if (strcmp(c, "anchor") == 0 && ++seen)
+			ck_assert_str_eq(v, "slot");
+		if (strcmp(c, "limits") == 0 && ++seen)
+			ck_assert_str_eq(v,
+			    "{\"cpu_seconds\":60,\"memory_mb\":"
+			    "512,\"nofile\":1024,\"nproc\":64,"
+			    "\"fsize_mb\":1024}");
+		if (strcmp(c, "trigger_payload") == 0 && ++seen)
+			ck_assert_str_eq(v, "{\"report_type\":\"daily\"}");
+		if (strcmp(c, "workflow_id") == 0 && ++seen)
+			ck_assert_ptr_null(v);
+	}
+	ck_assert_int_eq(seen, 7);
+	schedule_params_clear(&p);
+	schedule_clear(&d);
+	parse_ok(
+	    "{\"name\": \"o\", \"at\": \"2026-12-24T18:00:00+01:00\"}", &d);
+	ck_assert_int_eq(schedule_params(&d, &p), 0);
+	for (int i = 0; i < SCHEDULE_PARAMS; i++) {
+		if (strcmp(p.columns[i], "at") == 0)
+			ck_assert_str_eq(p.values[i], "2026-12-24T17:00:00Z");
+		if (strcmp(p.columns[i], "target") == 0)
+			ck_assert_ptr_null(p.values[i]);
+		if (strcmp(p.columns[i], "limits") == 0)
+			ck_assert_str_eq(p.values[i], "{}");
+	}
+	schedule_params_clear(&p);
+	schedule_clear(&d);
+}
+END_TEST
+
+static Suite *
+schedule_suite(void)
+{
+	Suite *s = suite_create("schedule");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_seed000);
+	tcase_add_test(tc, test_example);
+	tcase_add_test(tc, test_int_ranges);
+	tcase_add_test(tc, test_field_errors);
+	tcase_add_test(tc, test_target_errors);
+	tcase_add_test(tc, test_json_errors);
+	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_patch);
+	tcase_add_test(tc, test_first_slot);
+	tcase_add_test(tc, test_params);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return cvtest_run(schedule_suite());
+}
