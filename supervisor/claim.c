@@ -234,12 +234,12 @@ claim_slots(struct claim *cl, struct sched *s)
 	 * mean `latest` under the default overlap policy.
 	 */
 	for (int i = 0; i < plan.nfire; i++) {
-		if (s->running > 0 && s->overlap == OVERLAP_SKIP) {
+		if (s->running > 0 && s->overlap == SCHEDULE_OVERLAP_SKIP) {
 			if (record_not_run(cl, s, "skipped", plan.fire[i],
 			        "the previous run was still running"))
 				return -1;
 		} else if (s->running + fired > 0 &&
-		    s->overlap == OVERLAP_BUFFER_ONE) {
+		    s->overlap == SCHEDULE_OVERLAP_BUFFER_ONE) {
 			buffered = plan.fire[i];
 		} else {
 			if ((r = fire(cl, s, plan.fire[i], s->slot_seq, 0)) < 0)

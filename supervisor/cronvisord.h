@@ -32,38 +32,32 @@ struct verdict {
 void outcome_decide(int wstatus, enum reap_cause cause, enum frame_state fs,
     const struct result *res, const char *frame_err, struct verdict *out);
 
-enum overlap {
-	OVERLAP_SKIP,       /* a slot due while a run runs is skipped */
-	OVERLAP_ALLOW,      /* it runs beside it */
-	OVERLAP_BUFFER_ONE, /* it waits for the running one */
-};
-
 /* A schedules row, as sched_load() reads it. */
 struct sched {
-	char id[40];               /* UUID */
-	char id8[9];               /* its first eight hex digits */
-	char *name;                /* for logs and events */
-	struct timing tm;          /* when it fires */
-	struct retry_policy pol;   /* repeats, retries, backoff */
-	struct catch_up_policy cu; /* missed slots */
-	enum overlap overlap;      /* slots due while a run runs */
-	int anchor_completion;     /* interval counted from each run's end */
-	int64_t jitter;            /* seconds of deterministic start delay */
-	int64_t timeout;           /* seconds a run may take */
-	int active;                /* status is 'active' */
-	int64_t repeat;            /* current_repeat: successful runs */
-	int64_t retry;             /* current_retry */
-	int retry_pending;         /* a retry of next_slot_at is due */
-	int64_t retry_repeat;      /* the repeat number that retry runs as */
-	int64_t next_run_at;       /* when something is due, CV_NEVER: NULL */
-	int64_t next_slot_at;      /* the slot it belongs to */
-	int64_t running;           /* runs in flight */
-	int64_t slot_seq;          /* repeat number of the next slot run */
-	char *target;              /* target JSON, "" for the receiver */
-	char *limits;              /* limits JSON */
-	char *payload;             /* trigger_payload JSON */
-	char *workflow_id;         /* "" for none */
-	char *trigger_node_id;     /* "" for none */
+	char id[40];                   /* UUID */
+	char id8[9];                   /* its first eight hex digits */
+	char *name;                    /* for logs and events */
+	struct timing tm;              /* when it fires */
+	struct retry_policy pol;       /* repeats, retries, backoff */
+	struct catch_up_policy cu;     /* missed slots */
+	enum schedule_overlap overlap; /* slots due while a run runs */
+	int anchor_completion; /* interval counted from each run's end */
+	int64_t jitter;        /* seconds of deterministic start delay */
+	int64_t timeout;       /* seconds a run may take */
+	int active;            /* status is 'active' */
+	int64_t repeat;        /* current_repeat: successful runs */
+	int64_t retry;         /* current_retry */
+	int retry_pending;     /* a retry of next_slot_at is due */
+	int64_t retry_repeat;  /* the repeat number that retry runs as */
+	int64_t next_run_at;   /* when something is due, CV_NEVER: NULL */
+	int64_t next_slot_at;  /* the slot it belongs to */
+	int64_t running;       /* runs in flight */
+	int64_t slot_seq;      /* repeat number of the next slot run */
+	char *target;          /* target JSON, "" for the receiver */
+	char *limits;          /* limits JSON */
+	char *payload;         /* trigger_payload JSON */
+	char *workflow_id;     /* "" for none */
+	char *trigger_node_id; /* "" for none */
 };
 
 /* The strings and vectors a run_spec points to. */

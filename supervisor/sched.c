@@ -163,7 +163,7 @@ sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
 	s->pol.delay = col_int(rows, row, C_DELAY,
 	    s->tm.kind == SCHED_KIND_INTERVAL ? s->tm.interval : 60);
 	s->timeout = col_int(rows, row, C_TIMEOUT, 600);
-	s->overlap = (enum overlap)lookup(
+	s->overlap = (enum schedule_overlap)lookup(
 	    db_rows_value(rows, row, C_OVERLAP), overlaps, 3);
 	s->cu.mode = (enum catch_up)lookup(
 	    db_rows_value(rows, row, C_CATCH_UP), catchups, 3);
