@@ -123,9 +123,27 @@ finish_ended(void)
 	for (struct job *j = sv.jobs; j; j = j->next) {
 		if (j->state != JOB_ENDED)
 			continue;
-		if (finish_run(sv.db, sv.id, j, err, sizeof(err)) == -1) {
-			db_failed(err);
-			return;
+		if (finish_run(sv.db, sv.id, j, 0, err, sizeof(err)) == -1) {
+			if (db_error(sv.db) == DB_ERR_CONNECTION) {
+				db_failed(err); /* it waits for the database */
+				return;
+			}
+			/*
+			 * Refused for what it says, not for what it is: keep
+			 * the outcome without its text rather than stall.
+			 */
+			log_warnx("run %s: %s; recording it without its output",
+			    j->run_id, err);
+			if (finish_run(sv.db, sv.id, j, 1, err, sizeof(err)) ==
+			    -1) {
+				db_failed(err);
+				if (db_error(sv.db) == DB_ERR_CONNECTION)
+					return;
+				log_warnx("run %s: its result cannot be "
+				          "recorded; the run stays running "
+				          "until declared lost",
+				    j->run_id);
+			}
 		}
 		log_info("run %s schedule \"%s\": %s%s%s", j->run_id, j->name,
 		    run_status_name(j->verdict.status),

@@ -67,30 +67,57 @@ num(char *buf, size_t len, int64_t v)
 }
 
 /*
- * The run's output as PostgreSQL text: valid UTF-8 without NULs (what a
- * command prints may be neither).  Invalid bytes and NULs become '?'.
+ * The length of the valid UTF-8 sequence at p (left bytes remain), or 0:
+ * no overlong forms, no surrogates, nothing past U+10FFFF, no NUL.
+ */
+static size_t
+utf8_len(const unsigned char *p, size_t left)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (p[0] >= 0x01 && p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (p[0] == 0xe0)
+		lo = 0xa0; /* overlong */
+	else if (p[0] == 0xed)
+		hi = 0x9f; /* surrogates */
+	else if (p[0] == 0xf0)
+		lo = 0x90; /* overlong */
+	else if (p[0] == 0xf4)
+		hi = 0x8f; /* past U+10FFFF */
+	if (left < n || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t k = 2; k < n; k++)
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/*
+ * Text as PostgreSQL takes it: valid UTF-8 without NULs (what a command
+ * prints may be neither, and one bad byte must not cost the result).
+ * Every byte that does not start a valid sequence becomes '?'.
  */
 static char *
 output_text(const char *s, size_t len)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	char *out = malloc(len + 1);
 	size_t i = 0, n;
 
 	if (out == NULL)
 		return NULL;
 	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
-
-		n = c < 0x80             ? 1
-		    : (c & 0xe0) == 0xc0 ? 2
-		    : (c & 0xf0) == 0xe0 ? 3
-		    : (c & 0xf8) == 0xf0 ? 4
-		                         : 0;
-		for (size_t k = 1; n > 1 && k < n; k++)
-			if (i + k >= len ||
-			    ((unsigned char)s[i + k] & 0xc0) != 0x80)
-				n = 0;
-		if (n == 0 || c == 0 || (n == 2 && c < 0xc2)) {
+		if ((n = utf8_len(u + i, len - i)) == 0) {
 			out[i++] = '?';
 			continue;
 		}
@@ -101,38 +128,49 @@ output_text(const char *s, size_t len)
 	return out;
 }
 
-/* The run row; returns 1 updated, 0 fenced out, -1 on error. */
+/*
+ * The run row; returns 1 updated, 0 fenced out, -1 on error.  bare leaves
+ * out the output and the error text: the retry after the database refused
+ * them (nothing else in a result can be refused).
+ */
 static int
-write_run(
-    struct db *db, int64_t lease, const struct job *j, char *err, size_t errlen)
+write_run(struct db *db, int64_t lease, const struct job *j, int bare,
+    char *err, size_t errlen)
 {
 	const struct result *r = &j->res;
 	int ok = j->fs == FRAME_OK;
-	char b[9][24],
-	    *out = output_text(
-	        ok && r->output ? r->output : "", ok ? r->output_len : 0);
-	const char *p[13] = {j->run_id, num(b[0], 24, lease),
-	    run_status_name(j->verdict.status),
-	    ok ? num(b[1], 24, r->duration_us / 1000) : NULL,
-	    ok && r->exit_code >= 0 ? num(b[2], 24, r->exit_code) : NULL,
-	    ok && r->signal > 0 ? num(b[3], 24, r->signal) : NULL,
-	    ok && r->http_status >= 100 ? num(b[4], 24, r->http_status) : NULL,
-	    ok ? num(b[5], 24, r->cpu_user_us / 1000) : NULL,
-	    ok ? num(b[6], 24, r->cpu_sys_us / 1000) : NULL,
-	    ok ? num(b[7], 24, r->max_rss_kb) : NULL, out,
-	    j->verdict.error[0] ? j->verdict.error : NULL,
-	    j->pid > 0 ? num(b[8], 24, j->pid) : NULL};
-	struct db_rows *rows;
-	int n;
+	const char *msg =
+	    bare ? "the result's text could not be stored" : j->verdict.error;
+	char b[9][24], *out, *error;
+	struct db_rows *rows = NULL;
+	int n = -1;
 
-	if (out == NULL)
-		return log_errbuf(err, errlen, "out of memory");
-	rows = db_query(db, RUN_SQL, 13, p, err, errlen);
-	free(out);
-	if (rows == NULL)
-		return -1;
-	n = db_rows_count(rows);
+	out = output_text(ok && !bare && r->output ? r->output : "",
+	    ok && !bare ? r->output_len : 0);
+	error = output_text(msg, strlen(msg));
+	if (out && error) {
+		const char *p[13] = {j->run_id, num(b[0], 24, lease),
+		    run_status_name(j->verdict.status),
+		    ok ? num(b[1], 24, r->duration_us / 1000) : NULL,
+		    ok && r->exit_code >= 0 ? num(b[2], 24, r->exit_code)
+		                            : NULL,
+		    ok && r->signal > 0 ? num(b[3], 24, r->signal) : NULL,
+		    ok && r->http_status >= 100 ? num(b[4], 24, r->http_status)
+		                                : NULL,
+		    ok ? num(b[5], 24, r->cpu_user_us / 1000) : NULL,
+		    ok ? num(b[6], 24, r->cpu_sys_us / 1000) : NULL,
+		    ok ? num(b[7], 24, r->max_rss_kb) : NULL, out,
+		    error[0] ? error : NULL,
+		    j->pid > 0 ? num(b[8], 24, j->pid) : NULL};
+
+		if ((rows = db_query(db, RUN_SQL, 13, p, err, errlen)) != NULL)
+			n = db_rows_count(rows);
+	} else {
+		log_errbuf(err, errlen, "out of memory");
+	}
 	db_rows_free(rows);
+	free(out);
+	free(error);
 	return n;
 }
 
@@ -269,20 +307,21 @@ move_schedule(struct db *db, const char *schedule_id, const struct job *j,
 /*
  * Records the end of run j (its verdict decided) and moves its schedule
  * on, in one transaction, under the lease `lease` (the supervisor id that
- * claimed it).  Returns 0 when done or when the lease was lost (the result
- * then changes nothing and is logged), or -1 with err set on a database
- * error: nothing was written and the caller keeps the job to try again.
+ * claimed it); bare leaves out the output and error text (see write_run).
+ * Returns 0 when done or when the lease was lost (the result then changes
+ * nothing and is logged), or -1 with err set on a database error: nothing was
+ * written and the caller keeps the job to try again.
  */
 int
-finish_run(
-    struct db *db, int64_t lease, const struct job *j, char *err, size_t errlen)
+finish_run(struct db *db, int64_t lease, const struct job *j, int bare,
+    char *err, size_t errlen)
 {
 	char sid[40];
 	int r;
 
 	if (db_begin(db, err, errlen) == -1)
 		return -1;
-	if ((r = write_run(db, lease, j, err, errlen)) == -1)
+	if ((r = write_run(db, lease, j, bare, err, errlen)) == -1)
 		goto fail;
 	if (r == 0) {
 		log_warnx("run %s: no longer ours (lease lost); its result "

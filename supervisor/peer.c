@@ -120,8 +120,8 @@ lose(struct db *db, const struct db_rows *rows, int i, char *err, size_t errlen)
 	    "its supervisor %s stopped or stopped heartbeating",
 	    db_rows_value(rows, i, 6));
 	log_info("run %s: declared lost (%s)", j.run_id, j.verdict.error);
-	return finish_run(
-	    db, strtoll(db_rows_value(rows, i, 5), NULL, 10), &j, err, errlen);
+	return finish_run(db, strtoll(db_rows_value(rows, i, 5), NULL, 10), &j,
+	    0, err, errlen);
 }
 
 /*

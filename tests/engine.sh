@@ -100,6 +100,12 @@ wait_for 20 "SELECT status = 'dead' FROM schedules WHERE id = '$hog'"
 ok memory-limit "$(sql "SELECT status, exit_code FROM runs WHERE schedule_id = '$hog'")" "failed|1"
 wait_for 30 "SELECT status = 'done' FROM schedules WHERE id = '$flood'"
 ok big-output "$(sql "SELECT status, length(output) <= 16384, right(output, 4) FROM runs WHERE schedule_id = '$flood'")" "succeeded|t|end"
+# output that is not UTF-8 (a surrogate, an overlong form, a NUL) is kept
+# with its bad bytes as '?', and the result is not lost
+bytes=$(add bytes "kind, at, target" \
+	"'once', now(), '{\"type\":\"exec\",\"argv\":[\"/bin/sh\",\"-c\",\"printf \\\\\\\\355\\\\\\\\240\\\\\\\\200ok\\\\\\\\300\\\\\\\\257\\\\\\\\000end\"]}'")
+wait_for 10 "SELECT status = 'done' FROM schedules WHERE id = '$bytes'"
+ok not-utf8 "$(sql "SELECT status || ':' || output FROM runs WHERE schedule_id = '$bytes'")" "succeeded:???ok???end"
 ok unharmed "$(kill -0 "$pid" && echo alive)" "alive"
 
 # overlap buffer_one: a slot due while the run runs waits for it
