@@ -256,11 +256,30 @@ claim_slots(struct claim *cl, struct sched *s)
 }
 
 /*
+ * A schedule whose row cannot be run (written by hand with, say, a zone
+ * this machine does not know) is made dead with the reason, in the claim's
+ * transaction: left due, it would be claimed again at once, forever.
+ */
+static int
+shelve(struct claim *cl, const char *id, const char *why)
+{
+	const char *p[2] = {id, why};
+
+	log_warnx("schedule %s: %s; it is now dead", id, why);
+	return db_exec(cl->db,
+	           "UPDATE schedules SET status = 'dead', next_run_at = NULL, "
+	           "last_error = $2, updated_at = now() WHERE id = $1",
+	           2, p, cl->err, cl->errlen) == -1
+	    ? -1
+	    : 0;
+}
+
+/*
  * Claims up to `limit` due schedules in one transaction and returns the
  * number of runs to start, their jobs in *jobs (the caller forks them and
  * frees them).  Returns -1 with err set on a database error, after rolling
- * back: nothing was claimed.  A schedule whose row cannot be read is
- * logged and left for a human (its next_run_at is cleared).
+ * back: nothing was claimed.  A schedule whose row cannot be run is
+ * made dead with the reason (see shelve()).
  */
 int
 claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
@@ -290,8 +309,8 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 		goto fail;
 	for (int i = 0; i < db_rows_count(rows); i++) {
 		if (sched_load(rows, i, &s, why, sizeof(why)) == -1) {
-			log_warnx("schedule %s: %s; not scheduled",
-			    db_rows_value(rows, i, 0), why);
+			if (shelve(&cl, db_rows_value(rows, i, 0), why) == -1)
+				goto fail;
 			continue;
 		}
 		if ((s.retry_pending ? claim_retry(&cl, &s)

@@ -45,15 +45,33 @@ usage(FILE *fp)
 	    CONFIG_PATH);
 }
 
-/* Arms the timerfd for the earliest due schedule, or disarms it. */
+/* Runs still ours, in any state but DONE. */
+static int
+jobs_live(void)
+{
+	int n = 0;
+
+	for (struct job *j = sv.jobs; j; j = j->next)
+		n += j->state != JOB_DONE;
+	return n;
+}
+
+/*
+ * Arms the timerfd for the earliest due schedule, or disarms it: when
+ * there is none, and when every run slot is taken (a due schedule would
+ * fire the timer again and again; a run that ends asks for a claim).
+ */
 static void
 arm_timer(void)
 {
 	struct itimerspec its = {{0, 0}, {0, 0}};
-	struct db_rows *rows;
+	struct db_rows *rows = NULL;
 	const char *v;
 	char err[CV_ERRLEN];
 	int64_t ms;
+
+	if (jobs_live() >= sv.cf.max_concurrent_runs)
+		goto set;
 
 	rows = db_query(sv.db,
 	    "SELECT floor(extract(epoch FROM "
@@ -70,19 +88,9 @@ arm_timer(void)
 		its.it_value.tv_nsec = (long)(ms % 1000) * 1000000 + 1;
 	}
 	db_rows_free(rows);
+set:
 	if (timerfd_settime(sv.timerfd, TFD_TIMER_ABSTIME, &its, NULL) == -1)
 		fatal("timerfd_settime");
-}
-
-/* Runs still ours, in any state but DONE. */
-static int
-jobs_live(void)
-{
-	int n = 0;
-
-	for (struct job *j = sv.jobs; j; j = j->next)
-		n += j->state != JOB_DONE;
-	return n;
 }
 
 /* Claims due schedules while there is capacity, and starts their runs. */
@@ -320,7 +328,7 @@ wait_ms(int64_t now_ms)
 			next = j->deadline_ms;
 	if (sv.stopping && sv.stop_ms < next)
 		next = sv.stop_ms;
-	if (sv.want_claim || next <= now_ms)
+	if ((sv.want_claim && !sv.stopping && !sv.db_down) || next <= now_ms)
 		return 0;
 	return next - now_ms > 60000 ? 60000 : (int)(next - now_ms);
 }

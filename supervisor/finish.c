@@ -103,28 +103,36 @@ utf8_len(const unsigned char *p, size_t left)
 }
 
 /*
- * Text as PostgreSQL takes it: valid UTF-8 without NULs (what a command
- * prints may be neither, and one bad byte must not cost the result).
+ * Makes text what PostgreSQL takes, in place: valid UTF-8 without NULs
+ * (what a command prints may be neither, an error text cut at a byte limit
+ * may end inside a character, and one bad byte must not cost a result).
  * Every byte that does not start a valid sequence becomes '?'.
  */
+void
+finish_text(char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, n;
+
+	while (i < len) {
+		if ((n = utf8_len(u + i, len - i)) == 0)
+			s[i++] = '?';
+		else
+			i += n;
+	}
+}
+
+/* A copy of len bytes of s made PostgreSQL text; the caller frees it. */
 static char *
 output_text(const char *s, size_t len)
 {
-	const unsigned char *u = (const unsigned char *)s;
 	char *out = malloc(len + 1);
-	size_t i = 0, n;
 
 	if (out == NULL)
 		return NULL;
-	while (i < len) {
-		if ((n = utf8_len(u + i, len - i)) == 0) {
-			out[i++] = '?';
-			continue;
-		}
-		memcpy(out + i, s + i, n);
-		i += n;
-	}
+	memcpy(out, s, len);
 	out[len] = '\0';
+	finish_text(out, len);
 	return out;
 }
 
@@ -204,6 +212,10 @@ decide(const struct sched *s, const struct job *j, struct next_state *ns)
 	    j->verdict.status == RUN_SUCCEEDED ? "" : j->verdict.error, -1, 0};
 	switch (tr.step) {
 	case STEP_NEXT:
+		if (j->attempt > 0) { /* the end of a retry chain */
+			ns->retry = 0;
+			ns->retry_pending = 0;
+		}
 		if (s->anchor_completion) {
 			ns->delay = s->tm.interval;
 			ns->slot_too = 1;

@@ -83,6 +83,7 @@ job_fail(
 	j->verdict.status = status;
 	j->verdict.retryable = retryable;
 	snprintf(j->verdict.error, sizeof(j->verdict.error), "%s", error);
+	finish_text(j->verdict.error, strlen(j->verdict.error));
 	job_state(j, JOB_ENDED);
 }
 
@@ -129,6 +130,8 @@ job_check_end(struct job *j)
 		return;
 	outcome_decide(
 	    j->wstatus, j->cause, j->fs, &j->res, j->frame_err, &j->verdict);
+	/* Cut at a byte limit, the text may end inside a character. */
+	finish_text(j->verdict.error, strlen(j->verdict.error));
 	job_state(j, JOB_ENDED);
 }
 

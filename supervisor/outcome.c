@@ -6,7 +6,9 @@
  * _exit(0)s, so a frame from a runner that died any other way proves
  * nothing, and a clean exit without a frame is a protocol error, never a
  * success.  What the supervisor did to the runner (a backstop kill, a
- * shutdown) decides before anything the runner said.
+ * shutdown) decides before anything else the runner said, except a
+ * completed success: a run that finished well just before it was stopped
+ * must not run again.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -54,6 +56,7 @@ from_result(const struct result *res, struct verdict *out)
  * FRAME_OK, frame_err only when it is FRAME_BAD).  Fills *out; never fails.
  *
  *	cause      wait status       frame   status
+ *	any        exit 0            OK, ok  succeeded
  *	SHUTDOWN   any               any     interrupted
  *	DEADLINE   any               any     timed_out
  *	EXITED     exit 0            OK      from the frame
@@ -66,9 +69,13 @@ void
 outcome_decide(int wstatus, enum reap_cause cause, enum frame_state fs,
     const struct result *res, const char *frame_err, struct verdict *out)
 {
+	int clean = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+
 	memset(out, 0, sizeof(*out));
 	out->retryable = 1;
-	if (cause == REAP_SHUTDOWN) {
+	if (clean && fs == FRAME_OK && res->status == RESULT_OK) {
+		from_result(res, out);
+	} else if (cause == REAP_SHUTDOWN) {
 		out->status = RUN_INTERRUPTED;
 		snprintf(out->error, sizeof(out->error),
 		    "interrupted by a supervisor shutdown");

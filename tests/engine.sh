@@ -106,6 +106,12 @@ bytes=$(add bytes "kind, at, target" \
 	"'once', now(), '{\"type\":\"exec\",\"argv\":[\"/bin/sh\",\"-c\",\"printf \\\\\\\\355\\\\\\\\240\\\\\\\\200ok\\\\\\\\300\\\\\\\\257\\\\\\\\000end\"]}'")
 wait_for 10 "SELECT status = 'done' FROM schedules WHERE id = '$bytes'"
 ok not-utf8 "$(sql "SELECT status || ':' || output FROM runs WHERE schedule_id = '$bytes'")" "succeeded:???ok???end"
+# a row that cannot be run (a zone this machine does not know) is made
+# dead with the reason instead of being claimed again and again
+nozone=$(add nozone "kind, interval_seconds, timezone, cron, target" \
+	"'cron', NULL, 'Nowhere/Land', '* * * * *', '{\"type\":\"exec\",\"argv\":[\"/bin/true\"]}'")
+wait_for 10 "SELECT status = 'dead' FROM schedules WHERE id = '$nozone'"
+ok unrunnable "$(sql "SELECT status || ':' || last_error FROM schedules WHERE id = '$nozone'")" 'dead:unknown time zone "Nowhere/Land"'
 ok unharmed "$(kill -0 "$pid" && echo alive)" "alive"
 
 # overlap buffer_one: a slot due while the run runs waits for it
