@@ -32,12 +32,6 @@ start() {
 	pid=$!
 }
 
-# add NAME KIND-COLUMNS VALUES: inserts a schedule due now, prints its id.
-add() {
-	sql "INSERT INTO schedules (name, owner, next_run_at, next_slot_at, $2)
-	     VALUES ('$1', 'test', now(), now(), $3) RETURNING id"
-}
-
 q postgres "CREATE DATABASE $name" >/dev/null || exit 1
 "$ctl" db migrate --database "$url" >/dev/null || exit 1
 cat >"$work/conf" <<EOF

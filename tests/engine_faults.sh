@@ -75,17 +75,6 @@ stop() {
 	rc=$?
 }
 
-# add NAME COLUMNS VALUES: inserts a schedule due now, prints its id.
-add() {
-	sql "INSERT INTO schedules (name, owner, next_run_at, next_slot_at, $2)
-	     VALUES ('$1', 'test', now(), now(), $3) RETURNING id"
-}
-
-# exec_target CMD: the target JSON of /bin/sh -c CMD.
-exec_target() {
-	printf '{"type":"exec","argv":["/bin/sh","-c","%s"]}' "$1"
-}
-
 pause_all() {
 	sql "UPDATE schedules SET status = 'paused', next_run_at = NULL
 	     WHERE status = 'active' $1" >/dev/null

@@ -19,6 +19,17 @@ ok() {
 	fi
 }
 
+# add NAME COLUMNS VALUES: inserts a schedule due now; prints its id.
+add() {
+	sql "INSERT INTO schedules (name, owner, next_run_at, next_slot_at, $2)
+	     VALUES ('$1', 'test', now(), now(), $3) RETURNING id"
+}
+
+# exec_target CMD: the target JSON of /bin/sh -c CMD.
+exec_target() {
+	printf '{"type":"exec","argv":["/bin/sh","-c","%s"]}' "$1"
+}
+
 # wait_for SECONDS SQL: polls until the query returns "t"; 1 on time-out.
 wait_for() {
 	i=0
