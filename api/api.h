@@ -1,0 +1,121 @@
+/*
+ * api.h: the table of contents of cronvisor-api, the REST API that nginx
+ * serves over FastCGI.  server.c owns the process (socket, threads,
+ * signals, one database connection per thread); http.c turns a FastCGI
+ * request into a struct request and a struct response back into bytes;
+ * auth.c finds who a bearer token belongs to; route.c maps method and path
+ * to a handler; schedules.c, runs.c and health.c are the handlers.
+ * Handlers never see FastCGI: only the request and the response below.
+ */
+#ifndef API_H
+#define API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cronvisor.h"
+
+struct json_t;
+struct db;
+
+#define API_PREFIX     "/api/v1" /* every route lives under it */
+#define API_MAX_SEGS   6         /* path segments after the prefix */
+#define API_OWNER_MAX  200       /* characters of an owner name */
+#define API_LIST_MAX   500       /* largest ?limit= of a list */
+#define API_LIST_DEF   100       /* ?limit= when none is given */
+#define API_PREVIEW_MAX 100      /* largest ?preview= */
+
+enum role {
+	ROLE_VIEWER, /* reads its owner's schedules and runs */
+	ROLE_EDITOR, /* and writes them */
+	ROLE_ADMIN,  /* everything, every owner */
+};
+
+/* Who is asking: the token's owner and role (auth.c). */
+struct principal {
+	int64_t token_id;              /* tokens.id */
+	char owner[API_OWNER_MAX * 4 + 1]; /* UTF-8, up to 200 characters */
+	enum role role;                /* what it may do */
+};
+
+/* One request, as a handler sees it (built by http.c). */
+struct request {
+	const char *method;          /* "GET", "POST", ... */
+	char *segs[API_MAX_SEGS];    /* path after API_PREFIX, split on '/', */
+	int nsegs;                   /*   percent-decoded, no empty segments */
+	const char *query;           /* raw query string, "" if none */
+	char *body;                  /* NUL-terminated, "" if none */
+	size_t body_len;             /* its length in bytes */
+	struct principal who;        /* the caller (routes that need auth) */
+	struct db *db;               /* this thread's connection */
+	const struct config *cf;     /* the configuration in force */
+};
+
+/* One response (sent by http.c): a status and a JSON body. */
+struct response {
+	int status;            /* HTTP status */
+	struct json_t *body;   /* owned; NULL: no body (204) */
+	char *raw;             /* owned; a body already serialized, or NULL */
+	char allow[64];        /* 405: the Allow header */
+};
+
+/*
+ * What a handler returns: 0 when *rs is filled, API_DB_FAILED when a
+ * database call failed (the server answers 503 if the connection is gone,
+ * else 500, and logs err), -1 only for out-of-memory.
+ */
+#define API_DB_FAILED (-2)
+typedef int (*api_handler)(struct request *rq, struct response *rs,
+    char *err, size_t errlen);
+
+/* http.c: requests, responses, errors. */
+int api_error(struct response *rs, int status, const char *code,
+    const char *field, const char *fmt, ...) CV_PRINTF(5, 6);
+int api_json(struct response *rs, int status, struct json_t *body);
+int api_raw(struct response *rs, int status, char *json_text);
+int query_get(const char *query, const char *name, char *buf, size_t len);
+int query_check(const char *query, const char *const *allowed,
+    struct response *rs);
+int api_percent_decode(char *s);
+int api_split_path(char *path, char **segs, int max);
+
+/* auth.c: bearer tokens. */
+int auth_principal(struct db *db, const char *authorization,
+    struct principal *who, char *err, size_t errlen);
+int auth_token_new(char *out, size_t len);
+
+/* route.c: method and path to handler. */
+int route_dispatch(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+
+/* schedules.c */
+int schedules_list(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+int schedules_create(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+int schedules_get(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+int schedules_update(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+int schedules_delete(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+int schedules_pause(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+int schedules_resume(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+int schedules_trigger(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+int schedules_batch_delete(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+
+/* runs.c */
+int runs_of_schedule(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+int runs_get(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+
+/* health.c */
+int health_get(struct request *rq, struct response *rs, char *err,
+    size_t errlen);
+
+#endif /* API_H */
