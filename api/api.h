@@ -17,13 +17,15 @@
 
 struct json_t;
 struct db;
+struct db_rows;
 
-#define API_PREFIX     "/api/v1" /* every route lives under it */
-#define API_MAX_SEGS   6         /* path segments after the prefix */
-#define API_OWNER_MAX  200       /* characters of an owner name */
-#define API_LIST_MAX   500       /* largest ?limit= of a list */
-#define API_LIST_DEF   100       /* ?limit= when none is given */
-#define API_PREVIEW_MAX 100      /* largest ?preview= */
+#define API_PREFIX      "/api/v1" /* every route lives under it */
+#define API_MAX_SEGS    6         /* path segments after the prefix */
+#define API_OWNER_MAX   200       /* characters of an owner name */
+#define API_LIST_MAX    500       /* largest ?limit= of a list */
+#define API_LIST_DEF    100       /* ?limit= when none is given */
+#define API_PREVIEW_MAX 100       /* largest ?preview= */
+#define API_ID_LEN      36        /* a schedule id: a UUID in text */
 
 enum role {
 	ROLE_VIEWER, /* reads its owner's schedules and runs */
@@ -33,30 +35,30 @@ enum role {
 
 /* Who is asking: the token's owner and role (auth.c). */
 struct principal {
-	int64_t token_id;              /* tokens.id */
+	int64_t token_id;                  /* tokens.id */
 	char owner[API_OWNER_MAX * 4 + 1]; /* UTF-8, up to 200 characters */
-	enum role role;                /* what it may do */
+	enum role role;                    /* what it may do */
 };
 
 /* One request, as a handler sees it (built by http.c). */
 struct request {
-	const char *method;          /* "GET", "POST", ... */
-	char *segs[API_MAX_SEGS];    /* path after API_PREFIX, split on '/', */
-	int nsegs;                   /*   percent-decoded, no empty segments */
-	const char *query;           /* raw query string, "" if none */
-	char *body;                  /* NUL-terminated, "" if none */
-	size_t body_len;             /* its length in bytes */
-	struct principal who;        /* the caller (routes that need auth) */
-	struct db *db;               /* this thread's connection */
-	const struct config *cf;     /* the configuration in force */
+	const char *method;       /* "GET", "POST", ... */
+	char *segs[API_MAX_SEGS]; /* path after API_PREFIX, split on '/', */
+	int nsegs;                /*   percent-decoded, no empty segments */
+	const char *query;        /* raw query string, "" if none */
+	char *body;               /* NUL-terminated, "" if none */
+	size_t body_len;          /* its length in bytes */
+	struct principal who;     /* the caller (routes that need auth) */
+	struct db *db;            /* this thread's connection */
+	const struct config *cf;  /* the configuration in force */
 };
 
 /* One response (sent by http.c): a status and a JSON body. */
 struct response {
-	int status;            /* HTTP status */
-	struct json_t *body;   /* owned; NULL: no body (204) */
-	char *raw;             /* owned; a body already serialized, or NULL */
-	char allow[64];        /* 405: the Allow header */
+	int status;          /* HTTP status */
+	struct json_t *body; /* owned; NULL: no body (204) */
+	char *raw;           /* owned; a body already serialized, or NULL */
+	char allow[64];      /* 405: the Allow header */
 };
 
 /*
@@ -65,8 +67,8 @@ struct response {
  * else 500, and logs err), -1 only for out-of-memory.
  */
 #define API_DB_FAILED (-2)
-typedef int (*api_handler)(struct request *rq, struct response *rs,
-    char *err, size_t errlen);
+typedef int (*api_handler)(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
 
 /* http.c: requests, responses, errors. */
 int api_error(struct response *rs, int status, const char *code,
@@ -74,48 +76,96 @@ int api_error(struct response *rs, int status, const char *code,
 int api_json(struct response *rs, int status, struct json_t *body);
 int api_raw(struct response *rs, int status, char *json_text);
 int query_get(const char *query, const char *name, char *buf, size_t len);
-int query_check(const char *query, const char *const *allowed,
-    struct response *rs);
+int query_check(
+    const char *query, const char *const *allowed, struct response *rs);
 int api_percent_decode(char *s);
 int api_split_path(char *path, char **segs, int max);
 
 /* auth.c: bearer tokens. */
 int auth_principal(struct db *db, const char *authorization,
     struct principal *who, char *err, size_t errlen);
-int auth_token_new(char *out, size_t len);
 
 /* route.c: method and path to handler. */
-int route_dispatch(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
+int route_dispatch(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
 
 /* schedules.c */
-int schedules_list(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
-int schedules_create(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
-int schedules_get(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
-int schedules_update(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
-int schedules_delete(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
-int schedules_pause(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
-int schedules_resume(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
-int schedules_trigger(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
-int schedules_batch_delete(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
+int schedules_list(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int schedules_create(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int schedules_get(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int schedules_update(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int schedules_delete(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int schedules_pause(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int schedules_resume(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int schedules_trigger(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int schedules_batch_delete(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+
+int api_parse_id(const char *seg, char *out);
+int api_read_cursor(const char *query, char *us, size_t uslen, char *id,
+    size_t idlen, int uuid, struct response *rs);
+int api_page(struct response *rs, struct db_rows *rows, int64_t limit,
+    const char *key, struct json_t *(*item)(const char *));
 
 /* runs.c */
-int runs_of_schedule(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
-int runs_get(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
+int runs_of_schedule(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int runs_get(struct request *rq, struct response *rs, char *err, size_t errlen);
 
 /* health.c */
-int health_get(struct request *rq, struct response *rs, char *err,
-    size_t errlen);
+int health_get(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+
+/*
+ * Added with server.c, http.c, auth.c and route.c: the pieces the server
+ * wires together, declared here so that tests and the fuzz target reach
+ * the pure parts without FastCGI or a database.
+ */
+struct FCGX_Request;
+struct FCGX_Stream;
+
+/* http.c: the FastCGI side and its pure parsing steps. */
+#define API_QUERY_PARAMS_MAX 64 /* query parameters a request may have */
+#define API_QUERY_NAME_MAX   64 /* bytes of a decoded parameter name */
+int http_target(const char *request_uri, char **buf, struct request *rq,
+    struct response *rs);
+int http_body_length(const char *content_length, const char *content_type,
+    int64_t max, size_t *len, struct response *rs);
+int http_is_json(const char *content_type);
+int http_request(struct FCGX_Request *fr, const struct config *cf,
+    struct request *rq, char **buf, struct response *rs);
+void http_request_clear(struct request *rq, char **buf);
+int http_format(const struct response *rs, char **out, size_t *len);
+int http_send(struct FCGX_Stream *out, const struct response *rs);
+void http_response_clear(struct response *rs);
+const char *http_reason(int status);
+int api_db_lost(struct db *db);
+
+/* auth.c */
+#define AUTH_TOKEN_MAX 200 /* characters of a bearer token */
+int auth_bearer(const char *authorization, char *token, size_t len);
+int auth_role_parse(const char *name, enum role *out);
+
+/* route.c: the route table and its two halves, match and serve. */
+struct route {
+	const char *method;  /* "GET", "POST", "PATCH", "DELETE" */
+	const char *pattern; /* "/schedules/{id}/runs": segments, {id} any */
+	api_handler handler; /* what answers it */
+	int auth;            /* 1: needs a bearer token */
+	enum role min_role;  /* least role that may call it (auth routes) */
+	int db_optional;     /* 1: called with rq->db NULL when it is away */
+};
+const struct route *route_match(
+    const char *method, char *const *segs, int nsegs, struct response *rs);
+int route_serve(const struct route *r, struct request *rq,
+    const char *authorization, struct response *rs, char *err, size_t errlen);
 
 #endif /* API_H */

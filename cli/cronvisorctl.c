@@ -1,26 +1,63 @@
 /*
  * cronvisorctl.c: the operator's command line.  This file only finds the
  * subcommand and hands it the rest of the arguments; each subcommand is a
- * file of its own.
+ * file of its own.  It also holds what the API commands share: the global
+ * options (--url, --token, …), which may stand before the command name as
+ * well as after it, and their environment defaults.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cronvisorctl.h"
 
+struct ctl ctl; /* the process's one global: the API options */
+
+/* One subcommand: its name, entry point and line of the usage text. */
+struct ctl_command {
+	const char *name;                   /* first argument */
+	int (*main)(int argc, char **argv); /* entry point, argv[0] = name */
+};
+
+static const struct ctl_command commands[] = {
+    {"next", next_main},
+    {"config", config_main},
+    {"db", db_main},
+    {"token", token_main},
+    {"schedules", schedules_main},
+    {"runs", runs_main},
+};
+
+/* Prints the list of commands. */
 static void
 usage(FILE *fp)
 {
-	fputs("usage: cronvisorctl COMMAND [ARGS]\n"
+	fputs("usage: cronvisorctl [GLOBAL OPTIONS] COMMAND [ARGS]\n"
 	      "\n"
-	      "commands:\n"
-	      "  next          preview the fire times of a schedule\n"
-	      "  config check  print the effective configuration\n"
-	      "  db migrate    apply the database schema migrations\n"
-	      "  db status     list applied and pending migrations\n"
-	      "  version       print the version\n"
+	      "local commands:\n"
+	      "  next              preview the fire times of a schedule\n"
+	      "  config check      print the effective configuration\n"
+	      "  db migrate        apply the database schema migrations\n"
+	      "  db status         list applied and pending migrations\n"
+	      "  token create      make an API token (in the database)\n"
+	      "  token list        list the API tokens\n"
+	      "  token revoke      revoke an API token\n"
+	      "  version           print the version\n"
 	      "\n"
+	      "API commands:\n"
+	      "  schedules list    list schedules\n"
+	      "  schedules get     show one schedule and its next fire times\n"
+	      "  schedules create  create a schedule from flags or a file\n"
+	      "  schedules update  change some fields of a schedule\n"
+	      "  schedules delete  delete schedules\n"
+	      "  schedules pause   pause a schedule\n"
+	      "  schedules resume  resume a paused schedule\n"
+	      "  schedules trigger run a schedule once, now\n"
+	      "  runs list         list the runs of a schedule\n"
+	      "  runs show         show one run\n"
+	      "\n" CTL_GLOBAL_USAGE "\n"
 	      "Run 'cronvisorctl COMMAND --help' for a command's options.\n",
 	    fp);
 }
@@ -42,28 +79,129 @@ ctl_usage_error(const char *fmt, ...)
 	return CTL_EXIT_USAGE;
 }
 
+/*
+ * Stores one global option (c is a CTL_OPT_* code from getopt_long) in
+ * ctl.  Returns 1 if c was a global option, 0 if the caller must handle
+ * it.  arg must outlive the process's use of ctl (it is an argv string).
+ */
+int
+ctl_global_option(int c, const char *arg)
+{
+	switch (c) {
+	case CTL_OPT_URL:
+		ctl.url = arg;
+		return 1;
+	case CTL_OPT_TOKEN:
+		ctl.token = arg;
+		return 1;
+	case CTL_OPT_SOCKET:
+		ctl.unix_socket = arg;
+		return 1;
+	case CTL_OPT_JSON:
+		ctl.json = 1;
+		return 1;
+	case CTL_OPT_DRY:
+		ctl.dry_run = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Parses the whole decimal integer s, the value of option opt, between
+ * min and max.  Returns 0, or CTL_EXIT_USAGE after a message naming opt.
+ */
+int
+ctl_parse_int(
+    const char *opt, const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno != 0)
+		return ctl_usage_error(
+		    "%s: \"%s\" is not a whole number", opt, s);
+	if (v < min || v > max)
+		return ctl_usage_error("%s: %lld is not between %lld and %lld",
+		    opt, v, (long long)min, (long long)max);
+	*out = v;
+	return 0;
+}
+
+/*
+ * Consumes the global options in front of the command name, from argv[1]
+ * on, in place; returns the index of the command name, or -1 after a
+ * usage message.  Only the long forms exist, with "--opt VALUE" or
+ * "--opt=VALUE".
+ */
+static int
+leading_options(int argc, char **argv)
+{
+	static const struct option opts[] = {CTL_GLOBAL_OPTIONS};
+	int i = 1;
+
+	while (i < argc && strncmp(argv[i], "--", 2) == 0 && argv[i][2]) {
+		const char *name = argv[i] + 2, *eq = strchr(name, '=');
+		size_t n = eq ? (size_t)(eq - name) : strlen(name);
+		size_t k;
+
+		for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
+			if (strlen(opts[k].name) == n &&
+			    strncmp(opts[k].name, name, n) == 0)
+				break;
+		if (k == sizeof(opts) / sizeof(opts[0]))
+			return i; /* --help, --version: the "command" */
+		if (opts[k].has_arg == no_argument) {
+			ctl_global_option(opts[k].val, NULL);
+		} else if (eq != NULL) {
+			ctl_global_option(opts[k].val, eq + 1);
+		} else if (i + 1 < argc) {
+			ctl_global_option(opts[k].val, argv[++i]);
+		} else {
+			ctl_usage_error("--%s needs a value", opts[k].name);
+			return -1;
+		}
+		i++;
+	}
+	return i;
+}
+
+/*
+ * Finds the command after the leading global options (whose environment
+ * defaults are read first) and runs it; returns its exit status.
+ */
 int
 main(int argc, char **argv)
 {
+	int cmd, rc;
+
 	io_fix_stdio();
 	log_init("cronvisorctl", LOG_LEVEL_INFO);
-	if (argc < 2)
+	ctl.url = getenv("CRONVISOR_URL");
+	ctl.token = getenv("CRONVISOR_TOKEN");
+	ctl.unix_socket = getenv("CRONVISOR_UNIX_SOCKET");
+	if ((cmd = leading_options(argc, argv)) == -1)
+		return CTL_EXIT_USAGE;
+	if (cmd >= argc)
 		return usage(stderr), CTL_EXIT_USAGE;
-	if (strcmp(argv[1], "next") == 0)
-		return next_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "config") == 0)
-		return config_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "db") == 0)
-		return db_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "version") == 0 ||
-	    strcmp(argv[1], "--version") == 0) {
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[cmd], commands[i].name) == 0) {
+			rc = commands[i].main(argc - cmd, argv + cmd);
+			api_cleanup();
+			fflush(stdout);
+			return rc;
+		}
+	if (strcmp(argv[cmd], "version") == 0 ||
+	    strcmp(argv[cmd], "--version") == 0) {
 		printf("cronvisorctl %s\n", CV_VERSION);
 		return CTL_EXIT_OK;
 	}
-	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
-	    strcmp(argv[1], "-h") == 0) {
+	if (strcmp(argv[cmd], "help") == 0 ||
+	    strcmp(argv[cmd], "--help") == 0 || strcmp(argv[cmd], "-h") == 0) {
 		usage(stdout);
 		return CTL_EXIT_OK;
 	}
-	return ctl_usage_error("unknown command \"%s\"", argv[1]);
+	return ctl_usage_error("unknown command \"%s\"", argv[cmd]);
 }

@@ -6,14 +6,55 @@
 #ifndef CRONVISORCTL_H
 #define CRONVISORCTL_H
 
+#include <getopt.h>
+
 #include "cronvisor.h"
 
 #define CTL_EXIT_OK    0 /* the command did what was asked */
 #define CTL_EXIT_FAIL  1 /* it could not: bad input, unknown zone, … */
 #define CTL_EXIT_USAGE 2 /* the command line itself was wrong */
 
+/*
+ * The options every API command takes, before or after its name; they
+ * live in the process's one global, ctl.  CTL_GLOBAL_OPTIONS goes into
+ * each API command's getopt_long table, and ctl_global_option() handles
+ * the codes it returns.
+ */
+struct ctl {
+	const char *url;         /* --url or CRONVISOR_URL: base URL */
+	const char *token;       /* --token or CRONVISOR_TOKEN */
+	const char *unix_socket; /* --unix-socket or CRONVISOR_UNIX_SOCKET */
+	int json;                /* --json: print the API's JSON as it is */
+	int dry_run;             /* --dry-run: print requests, send nothing */
+};
+extern struct ctl ctl;
+#define CTL_OPT_URL    0x100 /* --url */
+#define CTL_OPT_TOKEN  0x101 /* --token */
+#define CTL_OPT_SOCKET 0x102 /* --unix-socket */
+#define CTL_OPT_JSON   0x103 /* --json */
+#define CTL_OPT_DRY    0x104 /* --dry-run */
+#define CTL_GLOBAL_OPTIONS                                                     \
+	{"url", required_argument, NULL, CTL_OPT_URL},                         \
+	    {"token", required_argument, NULL, CTL_OPT_TOKEN},                 \
+	    {"unix-socket", required_argument, NULL, CTL_OPT_SOCKET},          \
+	    {"json", no_argument, NULL, CTL_OPT_JSON},                         \
+	{                                                                      \
+		"dry-run", no_argument, NULL, CTL_OPT_DRY                      \
+	}
+#define CTL_GLOBAL_USAGE                                                       \
+	"global options (before or after the command):\n"                      \
+	"  --url URL           the API's base URL (CRONVISOR_URL),\n"          \
+	"                      e.g. http://127.0.0.1:8080\n"                   \
+	"  --token TOKEN       the API token (CRONVISOR_TOKEN)\n"              \
+	"  --unix-socket PATH  connect through this unix socket\n"             \
+	"                      (CRONVISOR_UNIX_SOCKET)\n"                      \
+	"  --json              print the API's JSON, for scripts\n"
+
 /* cronvisorctl.c */
 int ctl_usage_error(const char *fmt, ...) CV_PRINTF(1, 2);
+int ctl_global_option(int c, const char *arg);
+int ctl_parse_int(
+    const char *opt, const char *s, int64_t min, int64_t max, int64_t *out);
 
 /* next.c: preview fire times */
 int next_main(int argc, char **argv);
@@ -24,5 +65,44 @@ int config_main(int argc, char **argv);
 
 /* db.c: apply and list the schema migrations */
 int db_main(int argc, char **argv);
+struct db *db_connect(const char *url, const char *path, int must_exist);
+
+/* token.c: API tokens, straight in the database */
+int token_main(int argc, char **argv);
+
+/* api.c: the HTTP client of the REST API (libcurl, jansson) */
+#define API_DRY       1  /* api_request(): --dry-run, nothing was sent */
+#define API_QUERY_MAX 16 /* most query parameters of api_list() */
+struct json_t;
+struct api_query {
+	const char *name;  /* query parameter name */
+	const char *value; /* its value, NULL: leave the parameter out */
+};
+int api_request(const char *method, const char *path,
+    const struct api_query *query, size_t nquery, const char *body,
+    struct json_t **out);
+int api_request_json(const char *method, const char *path,
+    const struct api_query *query, size_t nquery, const struct json_t *body,
+    struct json_t **out);
+int api_list(const char *path, const struct api_query *query, size_t nquery,
+    const char *key, int all, struct json_t **out);
+void api_print_json(const struct json_t *doc);
+void api_cleanup(void);
+
+/* table.c: aligned tables and key: value listings for people */
+struct table;
+struct table *table_new(const char *const *headers, size_t ncols);
+void table_add(struct table *t, const char *const *cells);
+void table_print(const struct table *t, FILE *fp);
+void table_free(struct table *t);
+const char *table_text(const struct json_t *v, char *buf, size_t len);
+void table_kv(const struct json_t *obj, const char *const *order, FILE *fp);
+const char *table_duration(int64_t seconds, char *buf, size_t len);
+
+/* schedules.c: the schedules commands of the API */
+int schedules_main(int argc, char **argv);
+
+/* runs.c: the runs commands of the API */
+int runs_main(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ struct db_opts {
 	int must_exist;   /* 1: -f was given, the file must exist */
 };
 
+/* Prints the usage of the db commands on fp. */
 static void
 db_usage(FILE *fp)
 {
@@ -72,21 +73,26 @@ db_parse(int argc, char **argv, struct db_opts *o)
 	return 0;
 }
 
-/* Connects to the database the options name; NULL after a message. */
-static struct db *
-db_connect(const struct db_opts *o)
+/*
+ * Connects to the database an operator's command names: url (--database)
+ * if not NULL, else CRONVISOR_DATABASE_URL, else database_url of the
+ * configuration file path (which must exist if must_exist).  Shared with
+ * token.c.  Returns the connection, or NULL after a message on stderr.
+ */
+struct db *
+db_connect(const char *url, const char *path, int must_exist)
 {
 	struct config cf;
 	struct db *db;
 	char err[CV_ERRLEN * 2];
 
-	if (o->url != NULL) {
-		if ((db = db_open(o->url, err, sizeof(err))) == NULL)
+	if (url != NULL) {
+		if ((db = db_open(url, err, sizeof(err))) == NULL)
 			log_warnx("%s", err);
 		return db;
 	}
 	config_defaults(&cf);
-	if (config_load(&cf, o->path, o->must_exist, err, sizeof(err)) == -1) {
+	if (config_load(&cf, path, must_exist, err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
 		config_clear(&cf);
 		return NULL;
@@ -171,7 +177,7 @@ db_main(int argc, char **argv)
 	migrate = strcmp(argv[1], "migrate") == 0;
 	if ((rc = db_parse(argc - 1, argv + 1, &o)) != 0)
 		return rc == -1 ? CTL_EXIT_OK : rc;
-	if ((db = db_connect(&o)) == NULL)
+	if ((db = db_connect(o.url, o.path, o.must_exist)) == NULL)
 		return CTL_EXIT_FAIL;
 	rc = migrate ? db_migrate(db) : db_status(db);
 	db_close(db);

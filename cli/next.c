@@ -150,23 +150,6 @@ print_text(const struct timing *tm, const struct slot *sl)
 	putchar('\n');
 }
 
-/* One fire time as a JSON object for --json. */
-static json_t *
-slot_json(const struct timing *tm, const struct slot *sl)
-{
-	char utc[40], local[40];
-	struct tz_span sp = {.abbr = "UTC"};
-
-	if (tm->tz)
-		tz_span_at(tm->tz, sl->at, &sp);
-	timefmt_utc(sl->at, utc, sizeof(utc));
-	timefmt_local(sl->at, tm->tz, local, sizeof(local));
-	return json_pack("{s:I, s:s, s:s, s:s, s:i, s:s?}", "epoch",
-	    (json_int_t)sl->at, "utc", utc, "local", local, "abbr", sp.abbr,
-	    "offset", (int)sp.offset, "note",
-	    sl->note == SLOT_NOTE_NONE ? NULL : slot_note_text(sl->note));
-}
-
 /* Prints up to rq->count fire times of tm after rq->from. */
 static void
 print_slots(
@@ -188,7 +171,8 @@ print_slots(
 		else if (fmt == NEXT_FORMAT_TEXT)
 			print_text(tm, &sl);
 		else
-			json_array_append_new(list, slot_json(tm, &sl));
+			json_array_append_new(
+			    list, schedule_slot_json(tm, &sl));
 	}
 	if (doc) {
 		json_dumpf(doc, stdout, JSON_INDENT(2));

@@ -494,6 +494,8 @@ int schedule_parse(const char *json, size_t len, struct schedule_doc *out,
     struct schedule_error *e);
 int schedule_patch(struct schedule_doc *d, const char *json, size_t len,
     struct schedule_error *e);
+int schedule_from_row(
+    struct json_t *row, struct schedule_doc *out, struct schedule_error *e);
 int schedule_equal(const struct schedule_doc *a, const struct schedule_doc *b);
 int schedule_timing(
     const struct schedule_doc *d, struct timing *tm, char *err, size_t errlen);
@@ -502,5 +504,7 @@ int schedule_first_slot(
 int schedule_params(const struct schedule_doc *d, struct schedule_params *p);
 void schedule_params_clear(struct schedule_params *p);
 struct json_t *schedule_to_json(const struct schedule_doc *d);
+struct json_t *schedule_slot_json(
+    const struct timing *tm, const struct slot *sl);
 
 #endif /* CRONVISOR_H */

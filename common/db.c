@@ -189,8 +189,16 @@ db_fail(struct db *db, const PGresult *res, char *err, size_t errlen)
 		msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
 		detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
 	}
-	if (state == NULL || strlen(state) != 5)
-		state = bad ? "08006" : "XX000";
+	/*
+	 * A failure without a SQLSTATE was made by libpq itself, not sent by
+	 * the server: the connection broke (an immediate shutdown of the
+	 * server leaves PQstatus() at CONNECTION_OK until the next call), so
+	 * it is treated as lost and the caller reconnects.
+	 */
+	if (state == NULL || strlen(state) != 5) {
+		state = "08006";
+		bad = 1;
+	}
 	if (msg == NULL)
 		msg = PQerrorMessage(db->conn);
 	if (msg == NULL || *msg == '\0')

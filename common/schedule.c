@@ -886,6 +886,42 @@ schedule_equal(const struct schedule_doc *a, const struct schedule_doc *b)
 	return r;
 }
 
+/*
+ * Reads the document of a stored schedule from row, the JSON of a
+ * schedules row (cronvisor_schedule_json() in sql/002_api.sql): the
+ * members that are document fields, validated like a body; the others
+ * (id, owner, status, counters) are ignored.  Returns 0 with *out owned by
+ * the caller, or -1 with *e set (a row written by hand that the API would
+ * not accept) and *out cleared.
+ */
+int
+schedule_from_row(
+    struct json_t *row, struct schedule_doc *out, struct schedule_error *e)
+{
+	json_t *doc = json_object();
+	int r = -1;
+
+	schedule_init(out);
+	if (doc == NULL || !json_is_object(row)) {
+		fail(e, "internal", NULL, "not a schedules row");
+		goto out;
+	}
+	for (int i = 0; i < SCHEDULE_F_COUNT; i++) {
+		json_t *v = json_object_get(row, fields[i].name);
+
+		if (v && json_object_set(doc, fields[i].name, v) == -1) {
+			fail(e, "internal", NULL, "out of memory");
+			goto out;
+		}
+	}
+	r = decode_doc(doc, out, e);
+out:
+	json_decref(doc);
+	if (r == -1)
+		schedule_clear(out);
+	return r;
+}
+
 /* The patch changes the kind: forget the old kind's timing fields. */
 static void
 drop_old_timing(json_t *merged, json_t *patch)
@@ -1064,4 +1100,26 @@ schedule_params_clear(struct schedule_params *p)
 	for (int i = 0; i < SCHEDULE_PARAMS; i++)
 		free(p->values[i]);
 	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * One fire time of timing tm as JSON, for previews (the API's
+ * next_fire_times, `cronvisorctl next --json`): the instant as epoch and
+ * UTC, the wall time with its offset in the zone, the zone's abbreviation,
+ * and what a DST rule did to it (note, or null).  NULL when out of memory.
+ */
+struct json_t *
+schedule_slot_json(const struct timing *tm, const struct slot *sl)
+{
+	char utc[40], local[40];
+	struct tz_span sp = {.abbr = "UTC"};
+
+	if (tm->tz)
+		tz_span_at(tm->tz, sl->at, &sp);
+	timefmt_utc(sl->at, utc, sizeof(utc));
+	timefmt_local(sl->at, tm->tz, local, sizeof(local));
+	return json_pack("{s:I, s:s, s:s, s:s, s:i, s:s?}", "epoch",
+	    (json_int_t)sl->at, "utc", utc, "local", local, "abbr", sp.abbr,
+	    "offset", (int)sp.offset, "note",
+	    sl->note == SLOT_NOTE_NONE ? NULL : slot_note_text(sl->note));
 }

@@ -30,6 +30,13 @@ CREATE TABLE triggers (
 );
 CREATE INDEX triggers_schedule ON triggers (schedule_id);
 
+-- A triggered run has no slot: its slot_at is the request's time, which
+-- the requests of one transaction share.  Only slot runs are unique on
+-- (schedule, slot, attempt); a triggered run is unique by its id.
+ALTER TABLE runs DROP CONSTRAINT runs_schedule_id_slot_at_attempt_key;
+CREATE UNIQUE INDEX runs_slot ON runs (schedule_id, slot_at, attempt)
+    WHERE NOT triggered;
+
 CREATE FUNCTION cronvisor_trigger_wake() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_notify('cronvisor_wake', '');
@@ -43,6 +50,12 @@ CREATE TRIGGER triggers_wake AFTER INSERT ON triggers
 -- the supervisor that records it deletes the row (and its history).
 ALTER TABLE schedules ADD COLUMN deleted_at timestamptz;
 ALTER TABLE schedules ADD CHECK (deleted_at IS NULL OR status <> 'active');
+
+-- The heartbeat's sweep of deleted schedules whose last run ended.
+CREATE INDEX schedules_deleted ON schedules (id) WHERE deleted_at IS NOT NULL;
+
+-- An admin's list of every owner's schedules pages in creation order.
+CREATE INDEX schedules_created ON schedules (created_at, id);
 
 -- Times as the API shows them: RFC 3339 in UTC, milliseconds when the
 -- instant has a fraction of a second.

@@ -6,8 +6,12 @@
  * unique (schedule, slot, attempt) makes a second claim of a slot a no-op.
  * Slots that will not run get their rows here too: skipped (overlap),
  * missed (dropped by the catch-up policy, one row saying how many) and
- * expired (past the starting deadline).  The runners are forked only after
- * the commit, by the caller, from the jobs this file returns.
+ * expired (past the starting deadline).  The same transaction claims
+ * trigger-now requests (the `triggers` rows the API inserts): each becomes
+ * one run outside the slot sequence, sched-<id8>-t<request id>, and its
+ * row is deleted.  The runners are forked only after the commit, by the
+ * caller, from the jobs this file returns.  A schedule with deleted_at set
+ * is never claimed: it only waits for its runs in flight (finish.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +22,45 @@
 
 #define CLAIM_SQL                                                              \
 	"SELECT " SCHED_COLUMNS " FROM schedules WHERE status = 'active' "     \
-	"AND next_run_at <= to_timestamp($2) ORDER BY next_run_at LIMIT $1 "   \
-	"FOR UPDATE SKIP LOCKED"
+	"AND deleted_at IS NULL AND next_run_at <= to_timestamp($2) "          \
+	"ORDER BY next_run_at LIMIT $1 FOR UPDATE SKIP LOCKED"
+
+/*
+ * Pending trigger-now requests, oldest first, each locked together with
+ * its schedule and both SKIP LOCKED: a request or a schedule another
+ * supervisor holds is left to it, so that two supervisors never wait on
+ * each other (no deadlock) and never claim one request twice.
+ */
+#define TRIGGERS_SQL                                                           \
+	"SELECT t.id, t.schedule_id, t.payload::text, "                        \
+	"floor(extract(epoch FROM t.created_at))::bigint "                     \
+	"FROM triggers t JOIN schedules s ON s.id = t.schedule_id "            \
+	"ORDER BY t.id LIMIT $1 FOR UPDATE OF t, s SKIP LOCKED"
+
+#define TRIGGER_SCHED_SQL                                                      \
+	"SELECT " SCHED_COLUMNS " FROM schedules WHERE id = $1"
+
+/*
+ * Records the run of request $1: slot_at is the request's created_at as
+ * PostgreSQL has it (microseconds kept, no round trip through the client),
+ * attempt 0, triggered.  Requests of one transaction share their time;
+ * triggered runs are left out of the uniqueness of (schedule, slot,
+ * attempt) for that (sql/002_api.sql), their id is what makes them unique.
+ */
+#define TRIGGER_RUN_SQL                                                        \
+	"INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at, " \
+	"status, supervisor_id, started_at, finished_at, note, error, "        \
+	"triggered) SELECT $2::text, t.schedule_id, $3::bigint, 0, "           \
+	"t.created_at, $4::text, "                                             \
+	"CASE WHEN $4::text = 'running' THEN $5::bigint END, "                 \
+	"CASE WHEN $4::text = 'running' THEN now() END, "                      \
+	"CASE WHEN $4::text <> 'running' THEN now() END, $6::text, $7::text, " \
+	"true FROM triggers t WHERE t.id = $1 ON CONFLICT DO NOTHING "         \
+	"RETURNING id"
+
+#define TRIGGER_START_SQL                                                      \
+	"UPDATE schedules SET running = running + 1, last_run_at = now(), "    \
+	"updated_at = now() WHERE id = $1"
 
 #define INSERT_RUN_SQL                                                         \
 	"INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at, " \
@@ -100,10 +141,14 @@ record_not_run(struct claim *cl, const struct sched *s, const char *what,
 	                                                                   : 0;
 }
 
-/* Makes the job of a run just inserted and puts it on the claim's list. */
+/*
+ * Makes the job of a run just inserted and puts it on the claim's list;
+ * triggered marks a trigger-now run (its environment says so, its end
+ * leaves the schedule's state machine alone).
+ */
 static int
 add_job(struct claim *cl, const struct sched *s, const char *id, int64_t slot,
-    int64_t repeat, int64_t attempt)
+    int64_t repeat, int64_t attempt, int triggered)
 {
 	struct job *j = calloc(1, sizeof(*j));
 
@@ -116,6 +161,7 @@ add_job(struct claim *cl, const struct sched *s, const char *id, int64_t slot,
 	j->slot = slot;
 	j->repeat = repeat;
 	j->attempt = attempt;
+	j->triggered = triggered;
 	j->fd = -1;
 	if (sched_spec(s, j, cl->cf, &j->sb, &j->spec, j->spawn_error,
 	        sizeof(j->spawn_error)) == -1 &&
@@ -144,7 +190,7 @@ fire(struct claim *cl, const struct sched *s, int64_t slot, int64_t repeat,
 	if ((r = insert_run(
 	         cl, s, id, repeat, attempt, slot, "running", NULL)) <= 0)
 		return r;
-	return add_job(cl, s, id, slot, repeat, attempt) == -1 ? -1 : 1;
+	return add_job(cl, s, id, slot, repeat, attempt, 0) == -1 ? -1 : 1;
 }
 
 /* The schedule's pending item after the claim. */
@@ -256,6 +302,139 @@ claim_slots(struct claim *cl, struct sched *s)
 }
 
 /*
+ * Records the run of trigger request tid with the given status, note and
+ * error (see TRIGGER_RUN_SQL for its time), and deletes the request.
+ * Returns 1 if the run row was inserted, 0 if it could not be (a run of
+ * that id or time exists: the request is dropped, with a warning), -1 on
+ * a database error.
+ */
+static int
+trigger_run(struct claim *cl, const char *tid, const char *run, int64_t repeat,
+    const char *status, const char *note, const char *error)
+{
+	char rep[24], lease[24];
+	const char *p[7] = {tid, run, rep, status, lease, note, error};
+	struct db_rows *rows;
+	int n;
+
+	snprintf(rep, sizeof(rep), "%lld", (long long)repeat);
+	snprintf(lease, sizeof(lease), "%lld", (long long)cl->sv_id);
+	rows = db_query(cl->db, TRIGGER_RUN_SQL, 7, p, cl->err, cl->errlen);
+	if (rows == NULL)
+		return -1;
+	if ((n = db_rows_count(rows)) == 0)
+		log_warnx("run %s: a run of that id or time exists; the "
+		          "request is dropped",
+		    run);
+	db_rows_free(rows);
+	if (db_exec(cl->db, "DELETE FROM triggers WHERE id = $1", 1, p, cl->err,
+	        cl->errlen) == -1)
+		return -1;
+	return n;
+}
+
+/*
+ * Starts the run of request tid of schedule s, which slot (the request's
+ * time, in seconds) and payload (its JSON, NULL: the schedule's) describe:
+ * the run row, the job, and one more run in flight for the schedule.
+ */
+static int
+trigger_start(struct claim *cl, struct sched *s, const char *tid,
+    const char *run, int64_t slot, const char *payload)
+{
+	const char *p[1] = {s->id};
+	int r;
+
+	if (payload != NULL && sched_set_payload(s, payload) == -1)
+		return log_errbuf(cl->err, cl->errlen, "out of memory");
+	r = trigger_run(cl, tid, run, s->slot_seq, "running", NULL, NULL);
+	if (r <= 0)
+		return r;
+	if (add_job(cl, s, run, slot, s->slot_seq, 0, 1) == -1 ||
+	    db_exec(cl->db, TRIGGER_START_SQL, 1, p, cl->err, cl->errlen) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * One trigger-now request, row i of TRIGGERS_SQL, its schedule locked: the
+ * schedule is read again here (an earlier request of the same batch may
+ * have started a run of it).  A deleted schedule's request is dropped; with
+ * `overlap: skip` and a run in flight the run is recorded skipped; else it
+ * starts, whatever the schedule's status.  A schedule row that cannot be
+ * run gets a failed run saying why.
+ */
+static int
+claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
+{
+	const char *tid = db_rows_value(trig, i, 0);
+	const char *p[1] = {db_rows_value(trig, i, 1)};
+	struct db_rows *rows;
+	struct sched s;
+	char run[RUN_ID_MAX], why[CV_ERRLEN];
+	int r;
+
+	if ((rows = db_query(
+	         cl->db, TRIGGER_SCHED_SQL, 1, p, cl->err, cl->errlen)) == NULL)
+		return -1;
+	if (db_rows_count(rows) == 0) { /* cannot be: we hold its lock */
+		db_rows_free(rows);
+		return 0;
+	}
+	snprintf(run, sizeof(run), "sched-%.8s-t%s", p[0], tid);
+	if (sched_load(rows, 0, &s, why, sizeof(why)) == -1) {
+		db_rows_free(rows);
+		log_warnx("run %s: schedule %s: %s", run, p[0], why);
+		return trigger_run(cl, tid, run, 0, "failed", NULL, why) < 0
+		    ? -1
+		    : 0;
+	}
+	db_rows_free(rows);
+	if (s.deleted) {
+		log_info(
+		    "run %s: dropped: schedule %s is being deleted", run, s.id);
+		r = db_exec(cl->db, "DELETE FROM triggers WHERE id = $1", 1,
+		    &tid, cl->err, cl->errlen);
+	} else if (s.overlap == SCHEDULE_OVERLAP_SKIP && s.running > 0) {
+		r = trigger_run(cl, tid, run, s.slot_seq, "skipped",
+		    "triggered while a run was in flight (overlap: skip)",
+		    NULL);
+	} else {
+		r = trigger_start(cl, &s, tid, run,
+		    strtoll(db_rows_value(trig, i, 3), NULL, 10),
+		    db_rows_value(trig, i, 2));
+	}
+	sched_clear(&s);
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * Claims up to limit trigger-now requests; returns how many rows it took
+ * (each is consumed, whether it started a run or not), or -1.
+ */
+static int
+claim_triggers(struct claim *cl, int limit)
+{
+	char lim[24];
+	const char *p[1] = {lim};
+	struct db_rows *rows;
+	int n;
+
+	snprintf(lim, sizeof(lim), "%d", limit);
+	if ((rows = db_query(
+	         cl->db, TRIGGERS_SQL, 1, p, cl->err, cl->errlen)) == NULL)
+		return -1;
+	n = db_rows_count(rows);
+	for (int i = 0; i < n; i++)
+		if (claim_trigger(cl, rows, i) == -1) {
+			db_rows_free(rows);
+			return -1;
+		}
+	db_rows_free(rows);
+	return n;
+}
+
+/*
  * A schedule whose row cannot be run (written by hand with, say, a zone
  * this machine does not know) is made dead with the reason, in the claim's
  * transaction: left due, it would be claimed again at once, forever.
@@ -275,23 +454,53 @@ shelve(struct claim *cl, const char *id, const char *why)
 }
 
 /*
- * Claims up to `limit` due schedules in one transaction and returns the
- * number of runs to start, their jobs in *jobs (the caller forks them and
- * frees them).  Returns -1 with err set on a database error, after rolling
- * back: nothing was claimed.  A schedule whose row cannot be run is
- * made dead with the reason (see shelve()).
+ * Claims up to limit due schedules of the open transaction; returns how
+ * many rows it took, or -1.
+ */
+static int
+claim_schedules(struct claim *cl, int limit, const char *now)
+{
+	char lim[24], why[CV_ERRLEN];
+	const char *p[2] = {lim, now};
+	struct db_rows *rows;
+	struct sched s;
+	int n, r = 0;
+
+	snprintf(lim, sizeof(lim), "%d", limit);
+	if ((rows = db_query(cl->db, CLAIM_SQL, 2, p, cl->err, cl->errlen)) ==
+	    NULL)
+		return -1;
+	n = db_rows_count(rows);
+	for (int i = 0; i < n && r != -1; i++) {
+		if (sched_load(rows, i, &s, why, sizeof(why)) == -1) {
+			r = shelve(cl, db_rows_value(rows, i, 0), why);
+			continue;
+		}
+		r = s.retry_pending ? claim_retry(cl, &s) : claim_slots(cl, &s);
+		sched_clear(&s);
+	}
+	db_rows_free(rows);
+	return r == -1 ? -1 : n;
+}
+
+/*
+ * Claims, in one transaction, up to `limit` rows: pending trigger-now
+ * requests first (they were asked for now), then due schedules.  The runs
+ * to start are returned in *jobs (the caller forks them and frees them).
+ * Returns the number of rows taken, which is below limit when nothing more
+ * is pending now (one row may make no run or several); or -1 with err
+ * set on a database error, after rolling back: nothing was claimed.  A
+ * schedule whose row cannot be run is made dead with the reason (see
+ * shelve()).
  */
 int
 claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen)
 {
 	struct claim cl = {db, cf, sv_id, 0, NULL, 0, err, errlen};
-	struct db_rows *rows = NULL;
-	char lim[24], now[32];
-	const char *p[2] = {lim, now};
+	char now[32];
 	struct timespec ts;
-	struct sched s;
-	char why[CV_ERRLEN];
+	int ntrig = 0, nsched = 0;
 
 	/*
 	 * "Due" is decided by this machine's clock, the one the timer runs
@@ -301,32 +510,18 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	 */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	cl.now = (int64_t)ts.tv_sec;
-	snprintf(lim, sizeof(lim), "%d", limit);
 	snprintf(now, sizeof(now), "%lld.%06ld", (long long)ts.tv_sec,
 	    ts.tv_nsec / 1000);
 	if (db_begin(db, err, errlen) == -1 ||
-	    (rows = db_query(db, CLAIM_SQL, 2, p, err, errlen)) == NULL)
+	    (ntrig = claim_triggers(&cl, limit)) == -1 ||
+	    (ntrig < limit &&
+	        (nsched = claim_schedules(&cl, limit - ntrig, now)) == -1))
 		goto fail;
-	for (int i = 0; i < db_rows_count(rows); i++) {
-		if (sched_load(rows, i, &s, why, sizeof(why)) == -1) {
-			if (shelve(&cl, db_rows_value(rows, i, 0), why) == -1)
-				goto fail;
-			continue;
-		}
-		if ((s.retry_pending ? claim_retry(&cl, &s)
-		                     : claim_slots(&cl, &s)) == -1) {
-			sched_clear(&s);
-			goto fail;
-		}
-		sched_clear(&s);
-	}
-	db_rows_free(rows);
 	if (db_commit(db, err, errlen) == -1)
 		goto fail_nocommit;
 	*jobs = cl.jobs;
-	return cl.njobs;
+	return ntrig + nsched;
 fail:
-	db_rows_free(rows);
 	db_rollback(db);
 fail_nocommit:
 	job_free_list(cl.jobs);

@@ -25,12 +25,13 @@
 
 #include "cronvisord.h"
 
-#define DB_BACKOFF_MIN 500         /* ms before the first reconnect */
-#define DB_BACKOFF_MAX 30000       /* ms between reconnects at most */
-#define POLL_MS        30000       /* claim at least this often, in ms */
-#define TAG_SIGNAL     ((void *)1) /* epoll data of the signalfd */
-#define TAG_TIMER      ((void *)2) /* of the timerfd */
-#define TAG_DB         ((void *)3) /* of the database socket */
+#define DB_BACKOFF_MIN  500         /* ms before the first reconnect */
+#define DB_BACKOFF_MAX  30000       /* ms between reconnects at most */
+#define POLL_MS         30000       /* claim at least this often, in ms */
+#define TRIGGER_POLL_MS 250         /* while a trigger request waits, in ms */
+#define TAG_SIGNAL      ((void *)1) /* epoll data of the signalfd */
+#define TAG_TIMER       ((void *)2) /* of the timerfd */
+#define TAG_DB          ((void *)3) /* of the database socket */
 
 struct supervisor sv;
 
@@ -60,30 +61,44 @@ jobs_live(void)
  * Arms the timerfd for the earliest due schedule, or disarms it: when
  * there is none, and when every run slot is taken (a due schedule would
  * fire the timer again and again; a run that ends asks for a claim).
+ * A trigger-now request still pending after a claim with room to spare
+ * was skipped because another transaction held it or its schedule (a
+ * peer's claim or finish, the API): its NOTIFY is spent, so the timer
+ * looks again TRIGGER_POLL_MS later rather than at the 30 s safety net.
  */
 static void
 arm_timer(void)
 {
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	struct db_rows *rows = NULL;
+	struct timespec now;
 	const char *v;
 	char err[CV_ERRLEN];
-	int64_t ms;
+	int64_t ms, soon;
 
 	if (jobs_live() >= sv.cf.max_concurrent_runs)
 		goto set;
 
 	rows = db_query(sv.db,
 	    "SELECT floor(extract(epoch FROM "
-	    "min(next_run_at)) * 1000)::bigint FROM "
-	    "schedules WHERE status = 'active'",
+	    "min(next_run_at)) * 1000)::bigint, "
+	    "EXISTS (SELECT 1 FROM triggers) FROM schedules "
+	    "WHERE status = 'active' AND deleted_at IS NULL",
 	    0, NULL, err, sizeof(err));
 	if (rows == NULL) {
 		db_failed(err);
 		return;
 	}
-	if ((v = db_rows_value(rows, 0, 0)) != NULL) {
-		ms = strtoll(v, NULL, 10);
+	ms = (v = db_rows_value(rows, 0, 0)) != NULL ? strtoll(v, NULL, 10)
+	                                             : INT64_MAX;
+	if (strcmp(db_rows_value(rows, 0, 1), "t") == 0) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		soon = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 +
+		    TRIGGER_POLL_MS;
+		if (soon < ms)
+			ms = soon;
+	}
+	if (ms != INT64_MAX) {
 		its.it_value.tv_sec = ms / 1000;
 		its.it_value.tv_nsec = (long)(ms % 1000) * 1000000 + 1;
 	}
@@ -93,7 +108,11 @@ set:
 		fatal("timerfd_settime");
 }
 
-/* Claims due schedules while there is capacity, and starts their runs. */
+/*
+ * Claims trigger-now requests and due schedules while there is capacity,
+ * and starts their runs; a claim that takes fewer rows than it may means
+ * nothing more is pending.
+ */
 static void
 claim(void)
 {
@@ -253,6 +272,10 @@ signals(void)
 	}
 }
 
+/*
+ * A NOTIFY cronvisor_wake: a schedule's next_run_at moved or a trigger-now
+ * request came; claim at the next turn, whatever the timer says.
+ */
 static void
 wake(const char *channel, const char *payload, void *arg)
 {
@@ -301,7 +324,10 @@ db_reconnect(void)
 	sv.want_claim = 1;
 }
 
-/* Heartbeat, lost runs and history, every heartbeat_seconds. */
+/*
+ * Heartbeat, lost runs, history and deleted schedules left behind, every
+ * heartbeat_seconds.
+ */
 static void
 heartbeat(int64_t now_ms)
 {
@@ -311,7 +337,8 @@ heartbeat(int64_t now_ms)
 	if (peer_heartbeat(sv.db, sv.id, err, sizeof(err)) == -1 ||
 	    peer_reap_lost(
 	        sv.db, sv.id, sv.cf.lease_seconds, err, sizeof(err)) == -1 ||
-	    prune_run(sv.db, err, sizeof(err)) == -1)
+	    prune_run(sv.db, err, sizeof(err)) == -1 ||
+	    prune_deleted(sv.db, err, sizeof(err)) == -1)
 		db_failed(err);
 }
 
@@ -361,6 +388,16 @@ turn(int64_t now_ms)
 	}
 	if (sv.want_claim && !sv.stopping && !sv.db_down)
 		claim();
+	/*
+	 * A notification that arrived while this turn's statements ran was
+	 * read by libpq together with their results: it waits in libpq's
+	 * queue, the socket no longer shows it and epoll would not wake for
+	 * it.  Take it now, so that a wake with nothing due (a trigger-now
+	 * request) claims within milliseconds, not at the next event.
+	 */
+	if (!sv.db_down &&
+	    db_notifies(sv.db, wake, NULL, err, sizeof(err)) == -1)
+		db_failed(err);
 }
 
 /* The event loop; returns when a stop is complete. */

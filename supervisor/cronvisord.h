@@ -53,9 +53,10 @@ struct sched {
 	int64_t next_slot_at;  /* the slot it belongs to */
 	int64_t running;       /* runs in flight */
 	int64_t slot_seq;      /* repeat number of the next slot run */
+	int deleted;           /* deleted_at is set: it goes when idle */
 	char *target;          /* target JSON, "" for the receiver */
 	char *limits;          /* limits JSON */
-	char *payload;         /* trigger_payload JSON */
+	char *payload;         /* trigger_payload JSON, or a trigger's */
 	char *workflow_id;     /* "" for none */
 	char *trigger_node_id; /* "" for none */
 };
@@ -87,6 +88,7 @@ struct job {
 	int64_t slot;                /* the slot it runs */
 	int64_t repeat;              /* n */
 	int64_t attempt;             /* rc */
+	int triggered;               /* trigger-now: run id sched-<id8>-t<n> */
 	struct spec_buf sb;          /* what spec points to */
 	struct run_spec spec;        /* what the runner runs */
 	char spawn_error[CV_ERRLEN]; /* non-empty: it cannot start */
@@ -160,6 +162,7 @@ int peer_reap_lost(
 /* prune.c: history retention. */
 void prune_note(const char *id);
 int prune_run(struct db *db, char *err, size_t errlen);
+int prune_deleted(struct db *db, char *err, size_t errlen);
 
 /* sched.c: schedules rows and the runs they make. */
 #define SCHED_COLUMNS                                                          \
@@ -172,13 +175,15 @@ int prune_run(struct db *db, char *err, size_t errlen);
 	"trigger_payload, current_repeat, current_retry, "                     \
 	"floor(extract(epoch FROM next_run_at))::bigint, "                     \
 	"floor(extract(epoch FROM next_slot_at))::bigint, running, slot_seq, " \
-	"workflow_id, trigger_node_id, status, retry_pending, retry_repeat"
+	"workflow_id, trigger_node_id, status, retry_pending, retry_repeat, "  \
+	"deleted_at IS NOT NULL"
 int sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
     size_t errlen);
 void sched_clear(struct sched *s);
 int sched_spec(const struct sched *s, const struct job *j,
     const struct config *cf, struct spec_buf *sb, struct run_spec *spec,
     char *err, size_t errlen);
+int sched_set_payload(struct sched *s, const char *payload);
 void sched_spec_clear(struct spec_buf *sb);
 
 #endif

@@ -5,7 +5,11 @@
  * lease, whose runs another one already declared lost, changes nothing.
  * Then the schedule row is locked and the repeat/retry state machine of
  * common/retry.c decides its next state; a schedule paused, finished or
- * deleted meanwhile only has its counters updated.
+ * deleted meanwhile only has its counters updated.  A triggered run (run
+ * now, outside the slots) leaves the state machine and the counters alone:
+ * it only ends one run in flight.  A schedule deleted while runs were in
+ * flight (deleted_at set) is deleted, with its history, by the transaction
+ * that records the last of them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +40,27 @@
 	"last_error = coalesce($11, last_error), "                              \
 	"running = greatest(running - 1, 0), updated_at = now() "               \
 	"WHERE id = $1"
+
+/*
+ * The end of a triggered run.  It also releases a slot that `overlap:
+ * buffer_one` held back because this run was in flight: the schedule is
+ * active, nothing is due (next_run_at NULL), a slot is pending, no retry
+ * waits, and no other run is in flight (a slot run's end releases it in
+ * decide(); a retry in flight also leaves next_run_at NULL, but counts in
+ * running).  `running` on the right is the value before this update.
+ */
+#define TRIGGERED_SQL                                                           \
+	"UPDATE schedules SET running = greatest(running - 1, 0), "             \
+	"next_run_at = CASE WHEN status = 'active' AND overlap = 'buffer_one' " \
+	"AND next_run_at IS NULL AND next_slot_at IS NOT NULL AND "             \
+	"NOT retry_pending AND running <= 1 THEN next_slot_at "                 \
+	"ELSE next_run_at END, updated_at = now() WHERE id = $1 "               \
+	"RETURNING deleted_at IS NOT NULL"
+
+/* A deleted schedule goes once no run of it is in flight. */
+#define DROP_SQL                                                               \
+	"DELETE FROM schedules WHERE id = $1 AND deleted_at IS NOT NULL "      \
+	"AND running = 0"
 
 #define COUNTS_SQL                                                             \
 	"UPDATE schedules SET running = greatest(running - 1, 0), "            \
@@ -266,19 +291,64 @@ write_state(struct db *db, const struct sched *s, const struct next_state *ns,
 	return db_exec(db, STATE_SQL, 13, p, err, errlen) == -1 ? -1 : 0;
 }
 
-/* Updates a schedule that is no longer active: counters only. */
+/*
+ * Updates schedule id, no longer active or with a row that cannot be read,
+ * for the end of run j: counters only.
+ */
 static int
-write_counts(struct db *db, const struct sched *s, const struct job *j,
-    char *err, size_t errlen)
+write_counts(struct db *db, const char *id, const struct job *j, char *err,
+    size_t errlen)
 {
 	enum outcome o = run_status_outcome(j->verdict.status);
 	int ok = o == OUTCOME_SUCCESS;
 	int bad =
 	    o == OUTCOME_FAILURE || o == OUTCOME_TIMEOUT || o == OUTCOME_LOST;
-	const char *p[4] = {s->id, ok ? "1" : "0", bad ? "1" : "0",
-	    bad ? j->verdict.error : NULL};
+	const char *p[4] = {
+	    id, ok ? "1" : "0", bad ? "1" : "0", bad ? j->verdict.error : NULL};
 
 	return db_exec(db, COUNTS_SQL, 4, p, err, errlen) == -1 ? -1 : 0;
+}
+
+/*
+ * Deletes schedule id if it was deleted by the API (deleted_at set) and
+ * the run just recorded was its last in flight; its runs and pending
+ * requests go by ON DELETE CASCADE.  0, or -1 with err set.
+ */
+static int
+drop_if_idle(struct db *db, const char *id, const struct job *j, char *err,
+    size_t errlen)
+{
+	const char *p[1] = {id};
+	int n = db_exec(db, DROP_SQL, 1, p, err, errlen);
+
+	if (n > 0)
+		log_info(
+		    "run %s: the last run in flight of deleted schedule "
+		    "%s is recorded; the schedule and its history are gone",
+		    j->run_id, id);
+	return n == -1 ? -1 : 0;
+}
+
+/*
+ * The schedule half of finish_run() for a triggered run: one run in
+ * flight fewer, and nothing else (no retry, no done or dead, counters
+ * unchanged; last_run_at was set at the claim).  0, or -1 with err set.
+ */
+static int
+end_triggered(struct db *db, const char *schedule_id, const struct job *j,
+    char *err, size_t errlen)
+{
+	const char *p[1] = {schedule_id};
+	struct db_rows *rows = db_query(db, TRIGGERED_SQL, 1, p, err, errlen);
+	int deleted;
+
+	if (rows == NULL)
+		return -1;
+	/* No row: the schedule was deleted meanwhile. */
+	deleted = db_rows_count(rows) > 0 &&
+	    strcmp(db_rows_value(rows, 0, 0), "t") == 0;
+	db_rows_free(rows);
+	return deleted ? drop_if_idle(db, schedule_id, j, err, errlen) : 0;
 }
 
 /* The schedule half of finish_run(), inside its transaction. */
@@ -287,27 +357,34 @@ move_schedule(struct db *db, const char *schedule_id, const struct job *j,
     char *err, size_t errlen)
 {
 	const char *p[1] = {schedule_id};
-	struct db_rows *rows = db_query(db, SCHED_SQL, 1, p, err, errlen);
+	struct db_rows *rows;
 	struct next_state ns;
 	struct sched s;
 	char why[CV_ERRLEN];
 	int r = 0;
 
-	if (rows == NULL)
+	if (j->triggered)
+		return end_triggered(db, schedule_id, j, err, errlen);
+	if ((rows = db_query(db, SCHED_SQL, 1, p, err, errlen)) == NULL)
 		return -1;
 	if (db_rows_count(rows) == 0) { /* deleted meanwhile */
 		db_rows_free(rows);
 		return 0;
 	}
 	if (sched_load(rows, 0, &s, why, sizeof(why)) == -1) {
+		/* Still one run in flight fewer, or it could never go. */
 		log_warnx(
 		    "run %s: schedule %s: %s", j->run_id, schedule_id, why);
 		db_rows_free(rows);
-		return 0;
+		if (write_counts(db, schedule_id, j, err, errlen) == -1)
+			return -1;
+		return drop_if_idle(db, schedule_id, j, err, errlen);
 	}
 	db_rows_free(rows);
 	if (!s.active) {
-		r = write_counts(db, &s, j, err, errlen);
+		r = write_counts(db, s.id, j, err, errlen);
+		if (r == 0 && s.deleted)
+			r = drop_if_idle(db, schedule_id, j, err, errlen);
 	} else {
 		decide(&s, j, &ns);
 		r = write_state(db, &s, &ns, err, errlen);

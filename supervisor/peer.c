@@ -5,7 +5,8 @@
  * clean exit, and declares `lost` the runs of supervisors that stopped or
  * whose heartbeat is older than lease_seconds: those runs go through the
  * same finish path as any result, under the dead supervisor's lease, so
- * that two live supervisors declaring the same run lost write it once.
+ * that two live supervisors declaring the same run lost write it once.  A
+ * lost triggered run is not retried (finish.c leaves its schedule alone).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,8 @@
 #define LOST_SQL                                                               \
 	"SELECT r.id, r.schedule_id, r.repeat_number, r.attempt, "             \
 	"floor(extract(epoch FROM r.slot_at))::bigint, r.supervisor_id, "      \
-	"s.name FROM runs r JOIN supervisors s ON s.id = r.supervisor_id "     \
+	"s.name, r.triggered "                                                 \
+	"FROM runs r JOIN supervisors s ON s.id = r.supervisor_id "            \
 	"WHERE r.status = 'running' AND s.id <> $1 AND (s.stopped_at IS NOT "  \
 	"NULL OR s.heartbeat < now() - make_interval(secs => $2)) LIMIT 100"
 
@@ -113,6 +115,7 @@ lose(struct db *db, const struct db_rows *rows, int i, char *err, size_t errlen)
 	j.repeat = strtoll(db_rows_value(rows, i, 2), NULL, 10);
 	j.attempt = strtoll(db_rows_value(rows, i, 3), NULL, 10);
 	j.slot = strtoll(db_rows_value(rows, i, 4), NULL, 10);
+	j.triggered = strcmp(db_rows_value(rows, i, 7), "t") == 0;
 	j.fs = FRAME_NONE;
 	j.verdict.status = RUN_LOST;
 	j.verdict.retryable = 1;

@@ -4,7 +4,9 @@
  * claims and finishes runs: finishing a run only notes its schedule here,
  * and the heartbeat prunes the noted schedules, a bounded batch of rows
  * each, so that a schedule whose limit was lowered a lot is trimmed over
- * several heartbeats instead of in one long statement.
+ * several heartbeats instead of in one long statement.  The heartbeat
+ * also deletes the schedules the API deleted while runs were in flight,
+ * should the transaction recording their last run not have done it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +23,12 @@
 	"WHERE schedule_id = $1 ORDER BY created_at DESC, id DESC "            \
 	"OFFSET (SELECT history_limit FROM schedules WHERE id = $1) LIMIT 1) " \
 	"LIMIT " CV_STR(PRUNE_BATCH) ")"
+/*
+ * READ COMMITTED re-checks the condition on a row a concurrent transaction
+ * changed, so a schedule whose run a claim just started is not deleted.
+ */
+#define PRUNE_DELETED_SQL                                                      \
+	"DELETE FROM schedules WHERE deleted_at IS NOT NULL AND running = 0"
 #define CV_STR2(x) #x
 #define CV_STR(x)  CV_STR2(x)
 
@@ -62,4 +70,23 @@ prune_run(struct db *db, char *err, size_t errlen)
 	}
 	nnoted = kept;
 	return 0;
+}
+
+/*
+ * The safety net under finish.c's deletion of a deleted schedule's row:
+ * deletes every schedule with deleted_at set and no run in flight (a run
+ * lost while no supervisor ran, a row soft-deleted just as its last run
+ * ended).  Their runs and requests go by ON DELETE CASCADE.  Returns 0, or
+ * -1 with err set.
+ */
+int
+prune_deleted(struct db *db, char *err, size_t errlen)
+{
+	int n = db_exec(db, PRUNE_DELETED_SQL, 0, NULL, err, errlen);
+
+	if (n > 0)
+		log_info("removed %d deleted schedule%s whose runs in flight "
+		         "had ended",
+		    n, n == 1 ? "" : "s");
+	return n == -1 ? -1 : 0;
 }

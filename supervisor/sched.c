@@ -58,6 +58,7 @@ enum {
 	C_STATUS,
 	C_RETRY_PENDING,
 	C_RETRY_REPEAT,
+	C_DELETED,
 };
 
 /* Reads an integer column; NULL gives def. */
@@ -179,6 +180,24 @@ sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
 	s->retry_pending =
 	    strcmp(db_rows_value(rows, row, C_RETRY_PENDING), "t") == 0;
 	s->retry_repeat = col_int(rows, row, C_RETRY_REPEAT, 0);
+	s->deleted = strcmp(db_rows_value(rows, row, C_DELETED), "t") == 0;
+	return 0;
+}
+
+/*
+ * Makes payload (JSON text, not NULL) the payload of the runs s makes from
+ * now on: a trigger-now request's replaces the schedule's trigger_payload
+ * for its one run.  Returns 0, or -1 (out of memory; s is unchanged).
+ */
+int
+sched_set_payload(struct sched *s, const char *payload)
+{
+	char *copy = strdup(payload);
+
+	if (copy == NULL)
+		return -1;
+	free(s->payload);
+	s->payload = copy;
 	return 0;
 }
 
@@ -243,6 +262,25 @@ sched_spec_clear(struct spec_buf *sb)
 	memset(sb, 0, sizeof(*sb));
 }
 
+/*
+ * Adds CRONVISOR_PAYLOAD: the run's payload as compact JSON.  PostgreSQL
+ * writes jsonb with a space after every ':' and ','; jansson rewrites it
+ * without.  A payload jansson cannot read (an integer past 64 bits, which
+ * jsonb keeps) is passed as PostgreSQL wrote it rather than altered.
+ */
+static int
+env_payload(const struct sched *s, struct spec_buf *sb, size_t *n)
+{
+	json_t *v = json_loads(s->payload, JSON_DECODE_ANY, NULL);
+	char *text = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	int r = vec_add(
+	    &sb->env, n, "CRONVISOR_PAYLOAD=%s", text ? text : s->payload);
+
+	free(text);
+	json_decref(v);
+	return r;
+}
+
 /* The environment every command gets, then the schedule's own. */
 static int
 exec_env(const struct sched *s, const struct job *j, json_t *env,
@@ -257,7 +295,10 @@ exec_env(const struct sched *s, const struct job *j, json_t *env,
 	    vec_add(&sb->env, &n, "CRONVISOR_RUN_ID=%s", j->run_id) == -1 ||
 	    vec_add(&sb->env, &n, "CRONVISOR_SCHEDULE_ID=%s", s->id) == -1 ||
 	    vec_add(&sb->env, &n, "CRONVISOR_SLOT=%lld", (long long)j->slot) ==
-	        -1)
+	        -1 ||
+	    vec_add(&sb->env, &n, "CRONVISOR_TRIGGERED=%d",
+	        j->triggered ? 1 : 0) == -1 ||
+	    env_payload(s, sb, &n) == -1)
 		return -1;
 	json_object_foreach(env, k, v)
 	{
@@ -316,6 +357,8 @@ exec_spec(const struct sched *s, const struct job *j, json_t *t,
 /*
  * The event an HTTP target receives: seed 000's event data with the run's
  * identity, merged into seed 002's trigger body for the default receiver.
+ * Its payload is s->payload, which for a triggered run with a payload of
+ * its own is that one (claim.c sets it with sched_set_payload()).
  */
 static char *
 event_body(const struct sched *s, const struct job *j, int receiver)

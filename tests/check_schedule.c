@@ -681,6 +681,73 @@ START_TEST(test_params)
 }
 END_TEST
 
+/*
+ * A stored row (the JSON of sql/002_api.sql's cronvisor_schedule_json())
+ * reads back as the document it was written from; the state members are
+ * ignored; a row the API would refuse is an error.
+ */
+START_TEST(test_from_row)
+{
+	struct schedule_doc d, back;
+	struct schedule_error e;
+	json_t *row;
+
+	ck_assert_int_eq(schedule_parse(example, strlen(example), &d, &e), 0);
+	row = schedule_to_json(&d);
+	ck_assert_ptr_nonnull(row);
+	json_object_set_new(
+	    row, "id", json_string("3f2ed927-d36f-4d23-8775-068b42bc0d36"));
+	json_object_set_new(row, "owner", json_string("alice"));
+	json_object_set_new(row, "status", json_string("paused"));
+	json_object_set_new(row, "run_count", json_integer(7));
+	ck_assert_int_eq(schedule_from_row(row, &back, &e), 0);
+	ck_assert(schedule_equal(&d, &back));
+	schedule_clear(&back);
+	json_object_set_new(row, "cron", json_string("61 * * * *"));
+	ck_assert_int_eq(schedule_from_row(row, &back, &e), -1);
+	ck_assert_str_eq(e.field, "cron");
+	ck_assert_ptr_null(back.name);
+	json_decref(row);
+	ck_assert_int_eq(schedule_from_row(NULL, &back, &e), -1);
+	schedule_clear(&d);
+}
+END_TEST
+
+/* A preview slot as JSON: UTC, the wall time with its offset, the note. */
+START_TEST(test_slot_json)
+{
+	struct schedule_doc d;
+	struct schedule_error e;
+	struct timing tm;
+	struct slot sl;
+	char err[CV_ERRLEN];
+	json_t *o;
+	/* 2026-03-29 01:30 UTC: 02:30 Berlin does not exist that day. */
+	static const char body[] =
+	    "{\"name\": \"n\", \"cron\": \"30 2 * * *\","
+	    " \"timezone\": \"Europe/Berlin\", \"dst_gap\": \"shift\"}";
+
+	ck_assert_int_eq(schedule_parse(body, strlen(body), &d, &e), 0);
+	ck_assert_int_eq(schedule_timing(&d, &tm, err, sizeof(err)), 0);
+	ck_assert_int_eq(slot_next(&tm, 1774656000, &sl), 1); /* 03-28 00:00Z */
+	o = schedule_slot_json(&tm, &sl);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "utc")),
+	    "2026-03-28T01:30:00Z");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "local")),
+	    "2026-03-28T02:30:00+01:00");
+	ck_assert(json_is_null(json_object_get(o, "note")));
+	json_decref(o);
+	ck_assert_int_eq(slot_next(&tm, sl.at, &sl), 1);
+	o = schedule_slot_json(&tm, &sl);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "local")),
+	    "2026-03-29T03:00:00+02:00");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "abbr")), "CEST");
+	ck_assert(json_is_string(json_object_get(o, "note")));
+	json_decref(o);
+	schedule_clear(&d);
+}
+END_TEST
+
 static Suite *
 schedule_suite(void)
 {
@@ -698,6 +765,8 @@ schedule_suite(void)
 	tcase_add_test(tc, test_patch);
 	tcase_add_test(tc, test_first_slot);
 	tcase_add_test(tc, test_params);
+	tcase_add_test(tc, test_from_row);
+	tcase_add_test(tc, test_slot_json);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,1211 @@
+/*
+ * schedules.c: the handlers of /schedules (docs/api.md).  A body is read
+ * by common/schedule.c, the code the supervisor's rows are checked
+ * against, so the API accepts exactly what the supervisor can run.  Every
+ * write is one transaction; the schedules_wake trigger of sql/001_init.sql
+ * NOTIFYs the supervisors in it whenever next_run_at or status moves.  A
+ * schedule of another owner is not found, for anyone but an admin.
+ */
+#include <ctype.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api.h"
+
+#define INSERT_TRIES 4 /* id8 collisions survived by a create */
+#define BATCH_MAX    500
+#define ROW_JSON     "cronvisor_schedule_json(s)::text"
+
+/* The fields an editor's write may not raise past the configuration. */
+static const char *const limit_keys[] = {
+    "cpu_seconds", "memory_mb", "nofile", "nproc", "fsize_mb"};
+
+/* The order of the state fields the API adds to the document. */
+static const char *const state_keys[] = {"status", "current_repeat",
+    "current_retry", "run_count", "error_count", "last_error", "last_run_at",
+    "next_run_at", "runs_in_flight", "created_at", "updated_at"};
+
+/*
+ * Copies the path segment seg into out (API_ID_LEN + 1 bytes) if it is a
+ * UUID, lower-cased; 0 if it is, -1 if not (such an id names nothing).
+ */
+int
+api_parse_id(const char *seg, char *out)
+{
+	for (int i = 0; i < API_ID_LEN; i++) {
+		int dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? seg[i] != '-' : !isxdigit((unsigned char)seg[i]))
+			return -1;
+		out[i] = (char)tolower((unsigned char)seg[i]);
+	}
+	out[API_ID_LEN] = '\0';
+	return seg[API_ID_LEN] == '\0' ? 0 : -1;
+}
+
+/* The owner a query is limited to: the caller's, or NULL for an admin. */
+static const char *
+scope(const struct request *rq)
+{
+	return rq->who.role == ROLE_ADMIN ? NULL : rq->who.owner;
+}
+
+/* The 404 of a schedule that does not exist for this caller. */
+static int
+not_found(struct response *rs)
+{
+	return api_error(rs, 404, "not_found", NULL, "no such schedule");
+}
+
+/* A schedule_error as the response: 400, or 500 for an internal one. */
+static int
+doc_error(struct response *rs, const struct schedule_error *e)
+{
+	if (strcmp(e->code, "internal") == 0)
+		return api_error(rs, 500, "internal", NULL, "%s", e->message);
+	return api_error(
+	    rs, 400, e->code, e->field[0] ? e->field : NULL, "%s", e->message);
+}
+
+/*
+ * The schedule as the API returns it, from the JSON text of its row: id
+ * and owner, the document (through common/schedule.c, so that output and
+ * input are one format), then the state.  A row the document code refuses
+ * (written by hand) is returned as the database has it.  NULL on OOM.
+ */
+static json_t *
+schedule_out(const char *row_text)
+{
+	json_t *row = json_loads(row_text, 0, NULL), *out, *doc;
+	struct schedule_doc d;
+	struct schedule_error e;
+
+	if (row == NULL)
+		return NULL;
+	if (schedule_from_row(row, &d, &e) == -1)
+		return row;
+	doc = schedule_to_json(&d);
+	schedule_clear(&d);
+	out = json_pack("{s:O?, s:O?}", "id", json_object_get(row, "id"),
+	    "owner", json_object_get(row, "owner"));
+	if (out == NULL || doc == NULL || json_object_update(out, doc) == -1) {
+		json_decref(out);
+		out = NULL;
+		goto done;
+	}
+	for (size_t i = 0; i < sizeof(state_keys) / sizeof(*state_keys); i++) {
+		json_t *v = json_object_get(row, state_keys[i]);
+
+		if (json_object_set(out, state_keys[i], v ? v : json_null())) {
+			json_decref(out);
+			out = NULL;
+			goto done;
+		}
+	}
+done:
+	json_decref(doc);
+	json_decref(row);
+	return out;
+}
+
+/* Answers with the schedule of row_text and status. */
+static int
+reply_schedule(struct response *rs, int status, const char *row_text)
+{
+	json_t *o = schedule_out(row_text);
+
+	return o ? api_json(rs, status, o) : -1;
+}
+
+/*
+ * Reads schedule id (visible to the caller, not deleted), locking it when
+ * lock is set (inside the caller's transaction).  Returns the rows (JSON
+ * text, running, status, retry_pending, next_slot_at epoch) or NULL: then
+ * *found says whether it was a database failure (-1) or no row (0).
+ */
+static struct db_rows *
+load(struct request *rq, const char *id, int lock, int *found, char *err,
+    size_t errlen)
+{
+	const char *p[2] = {id, scope(rq)};
+	struct db_rows *rows;
+
+	rows = db_query(rq->db,
+	    lock ? "SELECT " ROW_JSON ", running, status, retry_pending, "
+	           "extract(epoch FROM next_slot_at)::bigint FROM schedules s "
+	           "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
+	           "OR owner = $2) FOR UPDATE"
+	         : "SELECT " ROW_JSON ", running, status, retry_pending, "
+	           "extract(epoch FROM next_slot_at)::bigint FROM schedules s "
+	           "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
+	           "OR owner = $2)",
+	    2, p, err, errlen);
+	*found = rows ? db_rows_count(rows) > 0 : -1;
+	if (rows && *found == 0) {
+		db_rows_free(rows);
+		return NULL;
+	}
+	return rows;
+}
+
+/* The id of a /schedules/{id}... request, or NULL after answering 404. */
+static const char *
+path_id(struct request *rq, struct response *rs, char *buf)
+{
+	if (rq->nsegs < 2 || api_parse_id(rq->segs[1], buf) == -1) {
+		not_found(rs);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * A viewer sees its owner's schedules and changes none of them: 1 after
+ * answering 403.  Handlers ask only once the schedule proved visible, so
+ * that another owner's id is a 404 for every role, as if it did not exist.
+ */
+static int
+read_only(const struct request *rq, struct response *rs)
+{
+	if (rq->who.role >= ROLE_EDITOR)
+		return 0;
+	api_error(rs, 403, "forbidden", NULL,
+	    "a viewer token may read schedules, not change them");
+	return 1;
+}
+
+/* Now, in whole seconds of the real-time clock. */
+static int64_t
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
+/*
+ * What an editor may not set: run_as and limits above the configured
+ * defaults (fields: the bits of the body to look at).  0 if allowed, else
+ * answers 403 naming the field and returns 1.
+ */
+static int
+forbidden_fields(const struct request *rq, const struct schedule_doc *d,
+    uint32_t fields, struct response *rs)
+{
+	const int64_t asked[] = {d->limits.cpu_seconds, d->limits.memory_mb,
+	    d->limits.nofile, d->limits.nproc, d->limits.fsize_mb};
+	const int64_t max[] = {rq->cf->limit_cpu_seconds,
+	    rq->cf->limit_memory_mb, rq->cf->limit_nofile, rq->cf->limit_nproc,
+	    rq->cf->limit_fsize_mb};
+	json_t *run_as = json_object_get(d->target, "run_as");
+	char field[64];
+
+	if (rq->who.role == ROLE_ADMIN)
+		return 0;
+	if ((fields & (1u << SCHEDULE_F_TARGET)) && run_as &&
+	    !json_is_null(run_as)) {
+		api_error(rs, 403, "forbidden", "target.run_as",
+		    "only an admin may choose the user a command runs as");
+		return 1;
+	}
+	if (!(fields & (1u << SCHEDULE_F_LIMITS)))
+		return 0;
+	for (int i = 0; i < 5; i++)
+		if (max[i] > 0 && asked[i] > max[i]) {
+			snprintf(
+			    field, sizeof(field), "limits.%s", limit_keys[i]);
+			api_error(rs, 403, "forbidden", field,
+			    "only an admin may set a limit above the default "
+			    "%lld",
+			    (long long)max[i]);
+			return 1;
+		}
+	return 0;
+}
+
+/* A schedule without a target needs a receiver; 1 after answering 400. */
+static int
+no_receiver(
+    const struct request *rq, const struct schedule_doc *d, struct response *rs)
+{
+	if (d->target_type != SCHEDULE_TARGET_RECEIVER ||
+	    (rq->cf->receiver_url && rq->cf->receiver_url[0]))
+		return 0;
+	api_error(rs, 400, "invalid_field", "target",
+	    "no target given and no receiver_url is configured");
+	return 1;
+}
+
+/*
+ * The first slot of d from now as text parameters (epoch seconds), or
+ * answers 400 and returns 1 when it has none.
+ */
+static int
+first_slot(const struct schedule_doc *d, char *run, char *slot, size_t len,
+    struct response *rs)
+{
+	struct slot s;
+	int r = schedule_first_slot(d, now_s(), &s);
+
+	if (r == 1) {
+		snprintf(run, len, "%lld", (long long)s.at);
+		snprintf(slot, len, "%lld", (long long)s.at);
+		return 0;
+	}
+	if (r == -1)
+		api_error(rs, 400, "invalid_field", "timezone",
+		    "the schedule's timing cannot be computed");
+	else if (d->kind == SCHED_KIND_ONCE)
+		api_error(rs, 400, "invalid_field", "at", "is in the past");
+	else
+		api_error(rs, 400, "invalid_field", NULL,
+		    "the schedule has no slot before the year 10000");
+	return 1;
+}
+
+/* Rolls back and hands a database failure to the server. */
+static int
+db_failed(struct request *rq)
+{
+	db_rollback(rq->db);
+	return API_DB_FAILED;
+}
+
+/* Commits and answers with row_text; the commit's failure is the server's. */
+static int
+commit_reply(struct request *rq, struct response *rs, int status,
+    const char *row_text, char *err, size_t errlen)
+{
+	if (db_commit(rq->db, err, errlen) == -1)
+		return db_failed(rq);
+	return reply_schedule(rs, status, row_text);
+}
+
+/* A non-empty JSON body, or 1 after answering 400. */
+static int
+need_body(const struct request *rq, struct response *rs)
+{
+	if (rq->body_len > 0)
+		return 0;
+	api_error(rs, 400, "invalid_json", NULL, "a JSON body is required");
+	return 1;
+}
+
+/* --- POST /schedules ---------------------------------------------------- */
+
+/*
+ * The statement that writes every field of a document: an INSERT with
+ * $1 the owner, or an UPDATE of schedule $1; $2 and $3 are next_run_at
+ * and next_slot_at (an UPDATE keeps the row's when they are NULL), $4...
+ * the fields of schedule_params().  Returns it malloc'd, or NULL on OOM.
+ */
+static char *
+doc_sql(const struct schedule_params *sp, int insert)
+{
+	char *sql = NULL, *a = NULL, *b = NULL;
+	size_t al = 0, bl = 0;
+	FILE *fa = open_memstream(&a, &al), *fb = open_memstream(&b, &bl);
+
+	for (int i = 0; fa && fb && i < SCHEDULE_PARAMS; i++)
+		if (insert) {
+			fprintf(fa, ", %s", sp->columns[i]);
+			fprintf(fb, ", $%d", i + 4);
+		} else {
+			fprintf(fa, "%s = $%d, ", sp->columns[i], i + 4);
+		}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	if (a && b &&
+	    asprintf(&sql,
+	        insert
+	            ? "INSERT INTO schedules AS s (owner, next_run_at, "
+	              "next_slot_at%s) VALUES ($1, to_timestamp($2), "
+	              "to_timestamp($3)%s) RETURNING " ROW_JSON
+	            : "UPDATE schedules s SET %snext_run_at = CASE WHEN "
+	              "$2::bigint IS NULL THEN next_run_at ELSE "
+	              "to_timestamp($2::bigint) END, next_slot_at = CASE WHEN "
+	              "$3::bigint IS NULL THEN next_slot_at ELSE "
+	              "to_timestamp($3::bigint) END, updated_at = now() WHERE "
+	              "id = $1 RETURNING " ROW_JSON "%s",
+	        a, b) < 0)
+		sql = NULL;
+	free(a);
+	free(b);
+	return sql;
+}
+
+/*
+ * Writes document d: a new schedule of owner key (insert), again on the
+ * rare collision of the id's first 8 digits, or over schedule key; run
+ * and slot as doc_sql() says.  Returns the row's JSON, or NULL with err.
+ */
+static struct db_rows *
+write_doc(struct request *rq, int insert, const char *key, const char *run,
+    const char *slot, const struct schedule_doc *d, char *err, size_t errlen)
+{
+	const char *p[3 + SCHEDULE_PARAMS] = {key, run, slot};
+	struct schedule_params sp;
+	struct db_rows *rows = NULL;
+	char *sql = NULL;
+
+	if (schedule_params(d, &sp) == -1 ||
+	    (sql = doc_sql(&sp, insert)) == NULL) {
+		schedule_params_clear(&sp);
+		log_errbuf(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < SCHEDULE_PARAMS; i++)
+		p[3 + i] = sp.values[i];
+	for (int t = 0; t < (insert ? INSERT_TRIES : 1) && rows == NULL; t++) {
+		rows =
+		    db_query(rq->db, sql, 3 + SCHEDULE_PARAMS, p, err, errlen);
+		if (rows == NULL && db_error(rq->db) != DB_ERR_UNIQUE)
+			break;
+	}
+	free(sql);
+	schedule_params_clear(&sp);
+	return rows;
+}
+
+/*
+ * The owner of a new schedule: the caller's, or an admin's ?owner=.  NULL
+ * after answering 400 or 403.
+ */
+static const char *
+new_owner(struct request *rq, struct response *rs, char *buf, size_t len)
+{
+	static const char *const allowed[] = {"owner", NULL};
+	int r;
+
+	if (query_check(rq->query, allowed, rs) == -1)
+		return NULL;
+	if ((r = query_get(rq->query, "owner", buf, len)) == 0)
+		return rq->who.owner;
+	if (r == -1 || buf[0] == '\0' || strlen(buf) > API_OWNER_MAX * 4) {
+		api_error(rs, 400, "invalid_query", "owner",
+		    "an owner is 1 to 200 characters");
+		return NULL;
+	}
+	if (rq->who.role != ROLE_ADMIN && strcmp(buf, rq->who.owner) != 0) {
+		api_error(rs, 403, "forbidden", "owner",
+		    "only an admin may create schedules for another owner");
+		return NULL;
+	}
+	return buf;
+}
+
+/* POST /schedules: a new schedule from the document in the body. */
+int
+schedules_create(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	char obuf[API_OWNER_MAX * 4 + 1], run[24], slot[24];
+	const char *owner;
+	struct schedule_doc d;
+	struct schedule_error e;
+	struct db_rows *rows;
+	int r;
+
+	if ((owner = new_owner(rq, rs, obuf, sizeof(obuf))) == NULL ||
+	    need_body(rq, rs))
+		return 0;
+	if (schedule_parse(rq->body, rq->body_len, &d, &e) == -1)
+		return doc_error(rs, &e);
+	if (forbidden_fields(rq, &d, d.present, rs) ||
+	    no_receiver(rq, &d, rs) ||
+	    first_slot(&d, run, slot, sizeof(run), rs)) {
+		schedule_clear(&d);
+		return 0;
+	}
+	rows = write_doc(rq, 1, owner, run, slot, &d, err, errlen);
+	schedule_clear(&d);
+	if (rows == NULL)
+		return API_DB_FAILED;
+	r = reply_schedule(rs, 201, db_rows_value(rows, 0, 0));
+	db_rows_free(rows);
+	return r;
+}
+
+/* --- GET /schedules ----------------------------------------------------- */
+
+/* Checks ?name=value against a list of names; 1 after answering 400. */
+static int
+bad_enum(const char *name, const char *value, const char *const *names,
+    struct response *rs)
+{
+	for (int i = 0; names[i]; i++)
+		if (strcmp(value, names[i]) == 0)
+			return 0;
+	api_error(rs, 400, "invalid_query", name, "\"%s\" is not a valid %s",
+	    value, name);
+	return 1;
+}
+
+/*
+ * Reads ?limit= (1 to API_LIST_MAX, default API_LIST_DEF) into *out; 1
+ * after answering 400.
+ */
+static int
+read_limit(const char *query, int64_t *out, struct response *rs)
+{
+	char buf[24], *end;
+	int r = query_get(query, "limit", buf, sizeof(buf));
+
+	*out = API_LIST_DEF;
+	if (r == 0)
+		return 0;
+	if (r == 1) {
+		*out = strtoll(buf, &end, 10);
+		if (end != buf && *end == '\0' && *out >= 1 &&
+		    *out <= API_LIST_MAX)
+			return 0;
+	}
+	api_error(rs, 400, "invalid_query", "limit",
+	    "must be a number from 1 to %d", API_LIST_MAX);
+	return 1;
+}
+
+/*
+ * Reads ?cursor= (microseconds, '_', the id of the last row of the
+ * previous page: a UUID when uuid is set, else a run id) into us and id
+ * (idlen bytes); both "" when absent.  1 after answering 400.
+ */
+int
+api_read_cursor(const char *query, char *us, size_t uslen, char *id,
+    size_t idlen, int uuid, struct response *rs)
+{
+	char buf[160], *sep;
+	size_t n;
+	int r = query_get(query, "cursor", buf, sizeof(buf));
+
+	us[0] = id[0] = '\0';
+	if (r == 0)
+		return 0;
+	if (r == 1 && (sep = strchr(buf, '_')) != NULL &&
+	    (n = (size_t)(sep - buf)) > 0 && n < uslen && n <= 18 &&
+	    strspn(buf, "0123456789") == n && strlen(sep + 1) < idlen &&
+	    (uuid ? idlen > API_ID_LEN && api_parse_id(sep + 1, id) == 0
+	          : strncmp(sep + 1, "sched-", 6) == 0)) {
+		memcpy(us, buf, n);
+		us[n] = '\0';
+		if (!uuid)
+			snprintf(id, idlen, "%s", sep + 1);
+		return 0;
+	}
+	us[0] = id[0] = '\0';
+	api_error(rs, 400, "invalid_query", "cursor",
+	    "not a cursor this API gave out");
+	return 1;
+}
+
+/*
+ * The page of a list: {key: [items of the rows' column 0], next_cursor}.
+ * The query asked for one row more than limit; its presence means another
+ * page, whose cursor is the last item's (column 1 microseconds, column 2
+ * id).  item turns a row's JSON text into the object shown.
+ */
+int
+api_page(struct response *rs, struct db_rows *rows, int64_t limit,
+    const char *key, json_t *(*item)(const char *))
+{
+	int n = db_rows_count(rows);
+	json_t *list = json_array(), *o;
+	char cursor[160];
+
+	if (list == NULL)
+		return -1;
+	for (int i = 0; i < n && i < limit; i++)
+		if ((o = item(db_rows_value(rows, i, 0))) == NULL ||
+		    json_array_append_new(list, o) == -1) {
+			json_decref(list);
+			return -1;
+		}
+	if (n > limit)
+		snprintf(cursor, sizeof(cursor), "%s_%s",
+		    db_rows_value(rows, (int)limit - 1, 1),
+		    db_rows_value(rows, (int)limit - 1, 2));
+	o = json_pack(
+	    "{s:o, s:s?}", key, list, "next_cursor", n > limit ? cursor : NULL);
+	return o ? api_json(rs, 200, o) : -1;
+}
+
+/* GET /schedules: the caller's schedules, filtered, oldest first. */
+int
+schedules_list(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	static const char *const allowed[] = {"status", "kind", "workflow_id",
+	    "name", "owner", "limit", "cursor", NULL};
+	static const char *const statuses[] = {
+	    "active", "paused", "done", "dead", NULL};
+	static const char *const kinds[] = {"interval", "cron", "once", NULL};
+	static const char *const names[] = {
+	    "status", "kind", "workflow_id", "name", "owner"};
+	char val[5][1024], us[24], id[80], lim[24];
+	const char *p[9];
+	struct db_rows *rows;
+	int64_t limit;
+	int r;
+
+	if (query_check(rq->query, allowed, rs) == -1 ||
+	    read_limit(rq->query, &limit, rs) ||
+	    api_read_cursor(rq->query, us, sizeof(us), id, sizeof(id), 1, rs))
+		return 0;
+	for (int i = 0; i < 5; i++) {
+		if ((r = query_get(
+		         rq->query, names[i], val[i], sizeof(val[i]))) == -1)
+			return api_error(rs, 400, "invalid_query", names[i],
+			    "bad encoding or too long");
+		p[i] = r ? val[i] : NULL;
+	}
+	if ((p[0] && bad_enum("status", p[0], statuses, rs)) ||
+	    (p[1] && bad_enum("kind", p[1], kinds, rs)))
+		return 0;
+	if (p[4] && rq->who.role != ROLE_ADMIN)
+		return api_error(rs, 403, "forbidden", "owner",
+		    "only an admin may list another owner's schedules");
+	if (p[4] == NULL)
+		p[4] = scope(rq);
+	snprintf(lim, sizeof(lim), "%lld", (long long)limit + 1);
+	p[5] = us[0] ? us : NULL;
+	p[6] = id[0] ? id : NULL;
+	p[7] = lim;
+	rows = db_query(rq->db,
+	    "SELECT " ROW_JSON ", (extract(epoch FROM created_at) * 1000000)"
+	    "::bigint, id FROM schedules s WHERE deleted_at IS NULL "
+	    "AND ($1::text IS NULL OR status = $1) "
+	    "AND ($2::text IS NULL OR kind = $2) "
+	    "AND ($3::text IS NULL OR workflow_id = $3) "
+	    "AND ($4::text IS NULL OR starts_with(name, $4)) "
+	    "AND ($5::text IS NULL OR owner = $5) "
+	    "AND ($6::bigint IS NULL OR (created_at, id) > "
+	    "('epoch'::timestamptz + $6::bigint * interval '1 microsecond', "
+	    "$7::uuid)) ORDER BY created_at, id LIMIT $8",
+	    8, p, err, errlen);
+	if (rows == NULL)
+		return API_DB_FAILED;
+	r = api_page(rs, rows, limit, "schedules", schedule_out);
+	db_rows_free(rows);
+	return r;
+}
+
+/* --- GET /schedules/{id} ------------------------------------------------ */
+
+/*
+ * The next n fire times of a schedule from now: an active one from the
+ * slot it waits for (next_slot_at, epoch text or NULL), anything else from
+ * where resume would start it.  done and dead schedules have none.
+ */
+static json_t *
+preview(
+    const char *row_text, const char *status, const char *next_slot, int64_t n)
+{
+	json_t *row = json_loads(row_text, 0, NULL), *list = json_array(), *o;
+	struct schedule_doc d;
+	struct schedule_error e;
+	struct timing tm;
+	struct slot s;
+	char err[CV_ERRLEN];
+	int ok;
+
+	memset(&d, 0, sizeof(d));
+	if (list == NULL || row == NULL || n == 0 ||
+	    strcmp(status, "done") == 0 || strcmp(status, "dead") == 0 ||
+	    schedule_from_row(row, &d, &e) == -1 ||
+	    schedule_timing(&d, &tm, err, sizeof(err)) == -1)
+		goto out;
+	if (strcmp(status, "active") == 0 && next_slot) {
+		/* An interval without start_at counts from the pending slot. */
+		s.at = strtoll(next_slot, NULL, 10);
+		if (d.kind == SCHED_KIND_INTERVAL &&
+		    d.start_at == SCHEDULE_UNSET)
+			tm.start_at = s.at;
+		ok = slot_next(&tm, s.at - 1, &s);
+	} else {
+		ok = schedule_first_slot(&d, now_s(), &s) == 1;
+		if (ok && d.kind == SCHED_KIND_INTERVAL &&
+		    d.start_at == SCHEDULE_UNSET)
+			tm.start_at = s.at;
+	}
+	for (int64_t i = 0; ok && i < n; i++) {
+		if ((o = schedule_slot_json(&tm, &s)) == NULL ||
+		    json_array_append_new(list, o) == -1)
+			break;
+		ok = slot_next(&tm, s.at, &s);
+	}
+out:
+	schedule_clear(&d);
+	json_decref(row);
+	return list;
+}
+
+/* GET /schedules/{id}: the schedule and its next fire times. */
+int
+schedules_get(struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	static const char *const allowed[] = {"preview", NULL};
+	char idbuf[API_ID_LEN + 1], buf[16], *end;
+	const char *id;
+	struct db_rows *rows;
+	int64_t n = 5;
+	json_t *o, *fires;
+	int found, r;
+
+	if (query_check(rq->query, allowed, rs) == -1)
+		return 0;
+	if ((r = query_get(rq->query, "preview", buf, sizeof(buf))) != 0) {
+		n = r == 1 ? strtoll(buf, &end, 10) : -1;
+		if (r == -1 || end == buf || *end || n < 0 ||
+		    n > API_PREVIEW_MAX)
+			return api_error(rs, 400, "invalid_query", "preview",
+			    "must be a number from 0 to %d", API_PREVIEW_MAX);
+	}
+	if ((id = path_id(rq, rs, idbuf)) == NULL)
+		return 0;
+	if ((rows = load(rq, id, 0, &found, err, errlen)) == NULL)
+		return found == 0 ? not_found(rs) : API_DB_FAILED;
+	o = schedule_out(db_rows_value(rows, 0, 0));
+	fires = preview(db_rows_value(rows, 0, 0), db_rows_value(rows, 0, 2),
+	    db_rows_value(rows, 0, 4), n);
+	db_rows_free(rows);
+	if (o == NULL || fires == NULL ||
+	    json_object_set_new(o, "next_fire_times", fires) == -1) {
+		json_decref(o);
+		return -1;
+	}
+	return api_json(rs, 200, o);
+}
+
+/* --- PATCH /schedules/{id} ---------------------------------------------- */
+
+/* 1 if the timing of a and b differs (the fields that place the slots). */
+static int
+timing_changed(const struct schedule_doc *a, const struct schedule_doc *b)
+{
+	static const char *const keys[] = {"kind", "interval_seconds", "anchor",
+	    "cron", "timezone", "at", "start_at", "dst_gap", "dst_fold",
+	    "jitter_seconds", NULL};
+	json_t *ja = schedule_to_json(a), *jb = schedule_to_json(b);
+	int changed = ja == NULL || jb == NULL;
+
+	for (int i = 0; !changed && keys[i]; i++)
+		changed = !json_equal(
+		    json_object_get(ja, keys[i]), json_object_get(jb, keys[i]));
+	json_decref(ja);
+	json_decref(jb);
+	return changed;
+}
+
+/*
+ * PATCH /schedules/{id}: the fields the body names change; a new timing
+ * moves an active schedule's next slot (a pending retry keeps its time).
+ */
+int
+schedules_update(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	char idbuf[API_ID_LEN + 1], run[24], slot[24];
+	const char *id, *rp = NULL, *sp = NULL;
+	struct db_rows *rows = NULL, *out;
+	struct schedule_doc old, d;
+	struct schedule_error e;
+	json_t *row;
+	int found, r = 0;
+
+	memset(&old, 0, sizeof(old));
+	memset(&d, 0, sizeof(d));
+	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1 ||
+	    (id = path_id(rq, rs, idbuf)) == NULL || need_body(rq, rs))
+		goto out;
+	if (db_begin(rq->db, err, errlen) == -1)
+		return API_DB_FAILED;
+	if ((rows = load(rq, id, 1, &found, err, errlen)) == NULL) {
+		db_rollback(rq->db);
+		r = found == 0 ? not_found(rs) : API_DB_FAILED;
+		goto out;
+	}
+	if (read_only(rq, rs)) {
+		db_rollback(rq->db);
+		goto out;
+	}
+	row = json_loads(db_rows_value(rows, 0, 0), 0, NULL);
+	if (row == NULL || schedule_from_row(row, &old, &e) == -1 ||
+	    schedule_from_row(row, &d, &e) == -1) {
+		json_decref(row);
+		db_rollback(rq->db);
+		r = api_error(rs, 500, "internal", NULL,
+		    "schedule %s: its stored row is not a valid document", id);
+		goto out;
+	}
+	if (schedule_patch(&d, rq->body, rq->body_len, &e) == -1) {
+		json_decref(row);
+		db_rollback(rq->db);
+		r = doc_error(rs, &e);
+		goto out;
+	}
+	json_decref(row);
+	if (forbidden_fields(rq, &d, d.present, rs) ||
+	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
+	        no_receiver(rq, &d, rs))) {
+		db_rollback(rq->db);
+		goto out;
+	}
+	if (timing_changed(&old, &d) &&
+	    strcmp(db_rows_value(rows, 0, 2), "active") == 0 &&
+	    strcmp(db_rows_value(rows, 0, 3), "t") != 0) {
+		if (first_slot(&d, run, slot, sizeof(run), rs)) {
+			db_rollback(rq->db);
+			goto out;
+		}
+		rp = run;
+		sp = slot;
+	}
+	if ((out = write_doc(rq, 0, id, rp, sp, &d, err, errlen)) == NULL) {
+		r = db_failed(rq);
+		goto out;
+	}
+	r = commit_reply(rq, rs, 200, db_rows_value(out, 0, 0), err, errlen);
+	db_rows_free(out);
+out:
+	db_rows_free(rows);
+	schedule_clear(&old);
+	schedule_clear(&d);
+	return r;
+}
+
+/* --- DELETE, pause, resume ---------------------------------------------- */
+
+/*
+ * Deletes the schedules ids (a PostgreSQL array literal) that the caller
+ * locked: at once when nothing of theirs runs, else hidden and paused
+ * until the supervisor records the last run in flight and deletes them.
+ */
+static int
+remove_locked(struct request *rq, const char *ids, char *err, size_t errlen)
+{
+	const char *p[1] = {ids};
+
+	if (db_exec(rq->db,
+	        "DELETE FROM schedules WHERE id = ANY($1::uuid[]) "
+	        "AND running = 0",
+	        1, p, err, errlen) == -1 ||
+	    db_exec(rq->db,
+	        "UPDATE schedules SET deleted_at = now(), status = 'paused', "
+	        "next_run_at = NULL, retry_pending = false, updated_at = now() "
+	        "WHERE id = ANY($1::uuid[])",
+	        1, p, err, errlen) == -1)
+		return -1;
+	return 0;
+}
+
+/* DELETE /schedules/{id}: 204; a run in flight finishes and is recorded. */
+int
+schedules_delete(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	char idbuf[API_ID_LEN + 1], arr[API_ID_LEN + 3];
+	const char *id;
+	struct db_rows *rows;
+	int found;
+
+	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1 ||
+	    (id = path_id(rq, rs, idbuf)) == NULL)
+		return 0;
+	if (db_begin(rq->db, err, errlen) == -1)
+		return API_DB_FAILED;
+	if ((rows = load(rq, id, 1, &found, err, errlen)) == NULL) {
+		db_rollback(rq->db);
+		return found == 0 ? not_found(rs) : API_DB_FAILED;
+	}
+	db_rows_free(rows);
+	if (read_only(rq, rs)) {
+		db_rollback(rq->db);
+		return 0;
+	}
+	snprintf(arr, sizeof(arr), "{%s}", id);
+	if (remove_locked(rq, arr, err, errlen) == -1 ||
+	    db_commit(rq->db, err, errlen) == -1)
+		return db_failed(rq);
+	rs->status = 204;
+	return 0;
+}
+
+/*
+ * The next run of a schedule being resumed, as text parameters: a pending
+ * retry runs now; a slot comes from now as for a new schedule, except that
+ * a once schedule whose instant passed gets it as a missed slot, for its
+ * catch_up policy to decide.
+ */
+static int
+resume_slot(struct request *rq, const char *row_text, int retry,
+    const char *next_slot, char *run, char *slot, size_t len,
+    struct response *rs)
+{
+	json_t *row = json_loads(row_text, 0, NULL);
+	struct schedule_doc d;
+	struct schedule_error e;
+	int64_t now = now_s();
+	struct slot s;
+	int r = 0;
+
+	(void)rq;
+	if (retry && next_slot) {
+		snprintf(run, len, "%lld", (long long)now);
+		snprintf(slot, len, "%s", next_slot);
+		json_decref(row);
+		return 0;
+	}
+	if (row == NULL || schedule_from_row(row, &d, &e) == -1) {
+		json_decref(row);
+		return api_error(rs, 500, "internal", NULL,
+		    "the stored schedule is not a valid document");
+	}
+	json_decref(row);
+	if (schedule_first_slot(&d, now, &s) == 1) {
+		snprintf(run, len, "%lld", (long long)s.at);
+		snprintf(slot, len, "%lld", (long long)s.at);
+	} else if (d.kind == SCHED_KIND_ONCE) {
+		snprintf(run, len, "%lld", (long long)now);
+		snprintf(slot, len, "%lld", (long long)d.at);
+	} else {
+		api_error(rs, 400, "invalid_field", NULL,
+		    "the schedule has no slot before the year 10000");
+		r = 1;
+	}
+	schedule_clear(&d);
+	return r;
+}
+
+/* pause and resume: one status to another, or 400 invalid_state. */
+static int
+transition(struct request *rq, struct response *rs, int resume, char *err,
+    size_t errlen)
+{
+	char idbuf[API_ID_LEN + 1], run[24], slot[24];
+	const char *id, *status, *p[3];
+	struct db_rows *rows, *out;
+	int found, r;
+
+	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1 ||
+	    (id = path_id(rq, rs, idbuf)) == NULL)
+		return 0;
+	if (db_begin(rq->db, err, errlen) == -1)
+		return API_DB_FAILED;
+	if ((rows = load(rq, id, 1, &found, err, errlen)) == NULL) {
+		db_rollback(rq->db);
+		return found == 0 ? not_found(rs) : API_DB_FAILED;
+	}
+	r = 0;
+	if (read_only(rq, rs))
+		goto rollback;
+	status = db_rows_value(rows, 0, 2);
+	if (strcmp(status, resume ? "paused" : "active") != 0) {
+		r = api_error(rs, 400, "invalid_state", "status",
+		    "only %s schedules can be %s; this one is %s",
+		    resume ? "paused" : "active", resume ? "resumed" : "paused",
+		    status);
+		goto rollback;
+	}
+	if (resume &&
+	    resume_slot(rq, db_rows_value(rows, 0, 0),
+	        strcmp(db_rows_value(rows, 0, 3), "t") == 0,
+	        db_rows_value(rows, 0, 4), run, slot, sizeof(run), rs)) {
+		r = 0;
+		goto rollback;
+	}
+	db_rows_free(rows);
+	p[0] = id;
+	p[1] = resume ? run : NULL;
+	p[2] = resume ? slot : NULL;
+	out = db_query(rq->db,
+	    resume ? "UPDATE schedules s SET status = 'active', "
+	             "next_run_at = to_timestamp($2::bigint), "
+	             "next_slot_at = to_timestamp($3::bigint), "
+	             "updated_at = now() WHERE id = $1 RETURNING " ROW_JSON
+	           : "UPDATE schedules s SET status = 'paused', "
+	             "next_run_at = NULL, updated_at = now() WHERE id = $1 "
+	             "RETURNING " ROW_JSON,
+	    resume ? 3 : 1, p, err, errlen);
+	if (out == NULL)
+		return db_failed(rq);
+	r = commit_reply(rq, rs, 200, db_rows_value(out, 0, 0), err, errlen);
+	db_rows_free(out);
+	return r;
+rollback:
+	db_rows_free(rows);
+	db_rollback(rq->db);
+	return r;
+}
+
+/* POST /schedules/{id}/pause: only an active schedule. */
+int
+schedules_pause(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	return transition(rq, rs, 0, err, errlen);
+}
+
+/* POST /schedules/{id}/resume: only a paused schedule. */
+int
+schedules_resume(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	return transition(rq, rs, 1, err, errlen);
+}
+
+/* --- trigger, batch delete ---------------------------------------------- */
+
+/*
+ * Loads an optional request body that must be an object with only the
+ * members of `allowed` (strictly: duplicates, garbage, bad UTF-8 are
+ * errors).  *out is NULL for an empty body.  1 after answering 400.
+ */
+static int
+small_body(const struct request *rq, const char *const *allowed, json_t **out,
+    struct response *rs)
+{
+	json_error_t jerr;
+	const char *k;
+	json_t *v;
+	int i;
+
+	*out = NULL;
+	if (rq->body_len == 0)
+		return 0;
+	if ((*out = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES,
+	         &jerr)) == NULL) {
+		api_error(rs, 400, "invalid_json", NULL,
+		    "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+		return 1;
+	}
+	if (!json_is_object(*out)) {
+		api_error(
+		    rs, 400, "invalid_json", NULL, "expected a JSON object");
+		goto bad;
+	}
+	json_object_foreach(*out, k, v)
+	{
+		for (i = 0; allowed[i] && strcmp(allowed[i], k) != 0; i++)
+			;
+		if (allowed[i] == NULL) {
+			api_error(rs, 400, "unknown_field", k, "unknown field");
+			goto bad;
+		}
+	}
+	return 0;
+bad:
+	json_decref(*out);
+	*out = NULL;
+	return 1;
+}
+
+/* POST /schedules/{id}/trigger: one run now; 202 with its run id. */
+int
+schedules_trigger(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	static const char *const allowed[] = {"payload", NULL};
+	char idbuf[API_ID_LEN + 1], *payload = NULL, run_id[RUN_ID_MAX];
+	const char *id, *p[4];
+	struct db_rows *rows;
+	json_t *body, *pl, *o;
+	int found;
+
+	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1 ||
+	    (id = path_id(rq, rs, idbuf)) == NULL ||
+	    small_body(rq, allowed, &body, rs))
+		return 0;
+	if (rq->who.role < ROLE_EDITOR) {
+		json_decref(body);
+		if ((rows = load(rq, id, 0, &found, err, errlen)) == NULL)
+			return found == 0 ? not_found(rs) : API_DB_FAILED;
+		db_rows_free(rows);
+		read_only(rq, rs);
+		return 0;
+	}
+	pl = json_object_get(body, "payload");
+	if (pl && !json_is_object(pl) && !json_is_null(pl)) {
+		json_decref(body);
+		return api_error(rs, 400, "invalid_field", "payload",
+		    "expected an object (or null for the schedule's)");
+	}
+	if (pl && json_is_object(pl) &&
+	    (payload = json_dumps(pl, JSON_COMPACT)) == NULL) {
+		json_decref(body);
+		return -1;
+	}
+	json_decref(body);
+	p[0] = id;
+	p[1] = payload;
+	p[2] = rq->who.owner;
+	p[3] = scope(rq);
+	rows = db_query(rq->db,
+	    "INSERT INTO triggers (schedule_id, payload, requested_by) "
+	    "SELECT id, $2::jsonb, $3 FROM schedules WHERE id = $1 "
+	    "AND deleted_at IS NULL AND ($4::text IS NULL OR owner = $4) "
+	    "RETURNING id, cronvisor_time(created_at), "
+	    "(SELECT id8 FROM schedules WHERE id = $1)",
+	    4, p, err, errlen);
+	free(payload);
+	if (rows == NULL)
+		return API_DB_FAILED;
+	if (db_rows_count(rows) == 0) {
+		db_rows_free(rows);
+		return not_found(rs);
+	}
+	snprintf(run_id, sizeof(run_id), "sched-%s-t%s",
+	    db_rows_value(rows, 0, 2), db_rows_value(rows, 0, 0));
+	o = json_pack("{s:s, s:s, s:I, s:s}", "run_id", run_id, "schedule_id",
+	    id, "trigger_id",
+	    (json_int_t)strtoll(db_rows_value(rows, 0, 0), NULL, 10),
+	    "requested_at", db_rows_value(rows, 0, 1));
+	db_rows_free(rows);
+	return o ? api_json(rs, 202, o) : -1;
+}
+
+/*
+ * Reads {"ids": [...]} into a PostgreSQL array literal of distinct UUIDs
+ * (*arr, malloc'd) and a JSON list of them; 1 after answering 400/404.
+ */
+static int
+batch_ids(
+    const struct request *rq, char **arr, json_t **list, struct response *rs)
+{
+	static const char *const allowed[] = {"ids", NULL};
+	char id[API_ID_LEN + 1], field[32];
+	json_t *body, *ids, *v;
+	size_t i, n, len = 0;
+	FILE *f;
+
+	*arr = NULL;
+	*list = NULL;
+	if (need_body(rq, rs) || small_body(rq, allowed, &body, rs))
+		return 1;
+	ids = json_object_get(body, "ids");
+	if (!json_is_array(ids) || json_array_size(ids) == 0 ||
+	    json_array_size(ids) > BATCH_MAX) {
+		json_decref(body);
+		api_error(rs, 400, ids ? "invalid_field" : "missing_field",
+		    "ids", "expected an array of 1 to %d schedule ids",
+		    BATCH_MAX);
+		return 1;
+	}
+	if ((*list = json_array()) == NULL ||
+	    (f = open_memstream(arr, &len)) == NULL) {
+		json_decref(body);
+		json_decref(*list);
+		*list = NULL;
+		return -1;
+	}
+	fputc('{', f);
+	json_array_foreach(ids, i, v)
+	{
+		snprintf(field, sizeof(field), "ids[%zu]", i);
+		if (!json_is_string(v)) {
+			api_error(rs, 400, "invalid_field", field,
+			    "expected a schedule id (a string)");
+			break;
+		}
+		if (api_parse_id(json_string_value(v), id) == -1) {
+			api_error(rs, 404, "not_found", field,
+			    "no such schedule: \"%.40s\"",
+			    json_string_value(v));
+			break;
+		}
+		fprintf(f, "%s%s", i ? "," : "", id);
+		json_array_append_new(*list, json_string(id));
+	}
+	fputc('}', f);
+	fclose(f);
+	n = json_array_size(ids);
+	json_decref(body);
+	if (i < n) {
+		free(*arr);
+		json_decref(*list);
+		*arr = NULL;
+		*list = NULL;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * POST /schedules/batch-delete: all of ids or none.  The first id that
+ * names nothing the caller can see is the 404's field.
+ */
+int
+schedules_batch_delete(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	char *arr, field[32];
+	json_t *list, *v, *deleted, *o;
+	struct db_rows *rows;
+	const char *p[2];
+	size_t i, j;
+	int n, seen;
+
+	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1 ||
+	    batch_ids(rq, &arr, &list, rs))
+		return 0;
+	p[0] = arr;
+	p[1] = scope(rq);
+	if (db_begin(rq->db, err, errlen) == -1 ||
+	    (rows = db_query(rq->db,
+	         "SELECT id FROM schedules WHERE id = ANY($1::uuid[]) AND "
+	         "deleted_at IS NULL AND ($2::text IS NULL OR owner = $2) "
+	         "ORDER BY id FOR UPDATE",
+	         2, p, err, errlen)) == NULL) {
+		free(arr);
+		json_decref(list);
+		return db_failed(rq);
+	}
+	n = db_rows_count(rows);
+	deleted = json_array();
+	json_array_foreach(list, i, v)
+	{
+		seen = 0;
+		for (j = 0; j < (size_t)n && !seen; j++)
+			seen = strcmp(db_rows_value(rows, (int)j, 0),
+			           json_string_value(v)) == 0;
+		if (!seen) {
+			snprintf(field, sizeof(field), "ids[%zu]", i);
+			api_error(rs, 404, "not_found", field,
+			    "no such schedule: %s; nothing was deleted",
+			    json_string_value(v));
+			db_rows_free(rows);
+			db_rollback(rq->db);
+			free(arr);
+			json_decref(list);
+			json_decref(deleted);
+			return 0;
+		}
+	}
+	if (read_only(rq, rs)) {
+		db_rows_free(rows);
+		db_rollback(rq->db);
+		free(arr);
+		json_decref(list);
+		json_decref(deleted);
+		return 0;
+	}
+	for (j = 0; j < (size_t)n; j++)
+		json_array_append_new(
+		    deleted, json_string(db_rows_value(rows, (int)j, 0)));
+	db_rows_free(rows);
+	json_decref(list);
+	if (remove_locked(rq, arr, err, errlen) == -1 ||
+	    db_commit(rq->db, err, errlen) == -1) {
+		free(arr);
+		json_decref(deleted);
+		return db_failed(rq);
+	}
+	free(arr);
+	o = json_pack("{s:o, s:i}", "deleted", deleted, "count", n);
+	return o ? api_json(rs, 200, o) : -1;
+}

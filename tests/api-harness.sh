@@ -1,0 +1,361 @@
+#!/bin/sh
+# api-harness.sh: the whole local stack of the REST API, in one directory,
+# for the API's integration tests and benchmarks:
+#
+#   nginx (loopback port) ── packaging/nginx/cronvisor.conf ── FastCGI ──▶
+#   cronvisor-api (unix socket DIR/api.sock) ──▶ PostgreSQL (the CTest
+#   fixture's server, a database of this run's own) ◀── cronvisord
+#   (heartbeat 1 s, lease 3 s) ── receiver POSTs ──▶ nginx /receiver (200)
+#
+#   api-harness.sh start DIR [CONNINFO-FILE]
+#   api-harness.sh stop DIR
+#
+# CONNINFO-FILE is the fixture's (tests/pg-harness.sh writes DIR/conninfo);
+# without the argument it comes from $CV_PG_CONNINFO.  The programs come
+# from $CRONVISORD, $CRONVISOR_API and $CRONVISORCTL, else from the build
+# directory $CV_BUILD_DIR.  DIR must be short (a unix socket lives in it)
+# and is made by start; start refuses a DIR that exists.
+#
+# start creates the database cv_api_<random>, migrates it, starts the three
+# processes (each pid in DIR/*.pid), makes the tokens (admin for "admin",
+# editor and viewer for "alice" and "bob"), waits until GET /api/v1/health
+# answers 200, and writes DIR/env: shell assignments to source (see the end
+# of start).  Logs: DIR/api.log, DIR/cvd.log, DIR/nginx.log,
+# DIR/receiver.log (one line per POST the receiver got).  Every wait is
+# bounded; on any failure start stops what it started and exits 1.
+#
+# stop kills exactly the processes start started (by their pid files, and
+# only if the pid is still that program running on DIR), drops the
+# database, removes DIR.  It works after a partial start and twice.
+set -u
+
+usage() {
+	echo "usage: api-harness.sh start DIR [CONNINFO-FILE] | stop DIR | finish DIR" >&2
+	exit 2
+}
+[ $# -ge 2 ] || usage
+cmd=$1
+dir=$2
+case $dir in
+/*) ;;
+*) dir=$(pwd)/$dir ;;
+esac
+marker=.cronvisor-api-harness
+src=$(cd "$(dirname "$0")/.." && pwd)
+
+say() { echo "api-harness.sh: $*" >&2; }
+
+# alive PIDFILE WORD: the pid in PIDFILE if that process runs and its
+# command line mentions WORD (DIR), so a recycled pid is never signalled.
+alive() {
+	[ -s "$1" ] || return 1
+	p=$(head -n 1 "$1")
+	case $p in '' | *[!0-9]*) return 1 ;; esac
+	{ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -qF -- "$2" ||
+		return 1
+	echo "$p"
+}
+
+# kill_wait PID: SIGTERM, up to 5 s, then SIGKILL and up to 2 s more.
+kill_wait() {
+	kill -TERM "$1" 2>/dev/null || return 0
+	i=0
+	while kill -0 "$1" 2>/dev/null && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -0 "$1" 2>/dev/null || return 0
+	say "pid $1 ignored SIGTERM for 5 s; SIGKILL"
+	kill -KILL "$1" 2>/dev/null
+	i=0
+	while kill -0 "$1" 2>/dev/null && [ $i -lt 20 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# stop_proc NAME: stops the process of DIR/NAME.pid, removes the file.
+stop_proc() {
+	if p=$(alive "$dir/$1.pid" "$dir"); then
+		# nginx's workers are its children: if the master must be
+		# killed, they would be left behind.
+		kids=$(pgrep -P "$p" 2>/dev/null || true)
+		kill_wait "$p"
+		for k in $kids; do
+			kill -KILL "$k" 2>/dev/null || true
+		done
+	fi
+	rm -f "$dir/$1.pid"
+}
+
+stop() {
+	[ -d "$dir" ] || return 0
+	if [ ! -f "$dir/$marker" ]; then
+		say "$dir was not made by api-harness.sh; left alone"
+		return 1
+	fi
+	stop_proc nginx
+	stop_proc api
+	stop_proc cvd
+	if [ -s "$dir/base" ] && [ -s "$dir/dbname" ]; then
+		psql "$(cat "$dir/base") dbname=postgres" -X -qAt -v ON_ERROR_STOP=1 \
+			-c "DROP DATABASE IF EXISTS $(cat "$dir/dbname") WITH (FORCE)" \
+			>/dev/null 2>&1 || say "could not drop database $(cat "$dir/dbname")"
+	fi
+	rm -rf "$dir"
+}
+
+# finish: stops cronvisor-api and cronvisord with SIGTERM (so that a
+# sanitizer build writes its leak report on the way out) and prints every
+# sanitizer report line of their logs; nothing when they are clean.
+finish() {
+	stop_proc api
+	stop_proc cvd
+	grep -h -e 'ERROR: AddressSanitizer' -e 'ERROR: LeakSanitizer' \
+		-e 'runtime error:' "$dir/api.log" "$dir/cvd.log" 2>/dev/null
+	return 0
+}
+
+fail() {
+	say "$*"
+	for f in "$dir"/*.log; do
+		[ -s "$f" ] || continue
+		echo "--- $f" >&2
+		tail -n 15 "$f" >&2
+	done
+	stop
+	exit 1
+}
+
+# poll SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds;
+# 1 if it never did.
+poll() {
+	n=$(($1 * 10))
+	shift
+	i=0
+	while [ $i -lt $n ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# api_listening: the API's socket is there, or the API is gone (poll stops).
+api_listening() {
+	[ -S "$dir/api.sock" ] || ! alive "$dir/api.pid" "$dir" >/dev/null
+}
+http_code_is() { # http_code_is WANT URL
+	[ "$(curl -s -o /dev/null -w '%{http_code}' --connect-timeout 1 \
+		--max-time 2 "$2")" = "$1" ]
+}
+
+supervisor_alive() { # supervisor_alive HEALTH-URL
+	curl -sf --max-time 2 "$1" |
+		jq -e '.supervisors | any(.name == "api-harness" and .alive)'
+}
+
+# free_port: a loopback TCP port nobody listens on right now.
+free_port() {
+	python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# token OWNER ROLE: a new token, made as an operator makes one.
+token() {
+	t=$("$ctl" token create --owner "$1" --role "$2" --database "$url" \
+		2>>"$dir/ctl.log") && [ -n "$t" ] || return 1
+	echo "$t"
+}
+
+# The daemons read CRONVISOR_* variables as configuration that overrides
+# their file: the caller's (a sourced env of another harness) must not leak.
+clean_env() {
+	for v in $(env | sed -n 's/^\(CRONVISOR_[A-Z_]*\)=.*/\1/p'); do
+		unset "$v"
+	done
+}
+
+write_conf() {
+	cat >"$dir/cronvisor.conf" <<EOF
+database_url = "$url"
+receiver_url = "http://127.0.0.1:$port/receiver"
+supervisor_name = "api-harness"
+log_level = info
+heartbeat_seconds = 1
+lease_seconds = 3
+shutdown_grace_seconds = 5
+kill_grace_seconds = 1
+api_listen = "unix:$dir/api.sock"
+api_socket_mode = 0600
+api_socket_group = ""
+api_threads = 4
+api_max_body_bytes = 1048576
+EOF
+}
+
+# nginx, as the current user: as root its workers would switch to nobody,
+# who cannot reach a 0600 socket, so the user directive keeps them root.
+write_nginx() {
+	mkdir -p "$dir/tmp" "$dir/static"
+	# The snippet includes fastcgi_params relative to the configuration's
+	# directory, /etc/nginx when installed, DIR here.
+	cp /etc/nginx/fastcgi_params /etc/nginx/mime.types "$dir/" ||
+		fail "no /etc/nginx/fastcgi_params (install nginx)"
+	sed "s|unix:/run/cronvisor/api.sock|unix:$dir/api.sock|" \
+		"$src/packaging/nginx/cronvisor.conf" >"$dir/cronvisor-api.conf"
+	grep -qF "unix:$dir/api.sock" "$dir/cronvisor-api.conf" ||
+		fail "packaging/nginx/cronvisor.conf has no fastcgi_pass to rewrite"
+	user=""
+	[ "$(id -u)" = 0 ] && user="user $(id -un) $(id -gn);"
+	printf '{"static": true}\n' >"$dir/static/static.json"
+	cat >"$dir/nginx.conf" <<EOF
+$user
+worker_processes 2;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/nginx.log warn;
+events { worker_connections 1024; }
+http {
+    include mime.types;
+    access_log off;
+    client_body_temp_path $dir/tmp/body;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    proxy_temp_path $dir/tmp/proxy;
+    scgi_temp_path $dir/tmp/scgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    log_format receiver '\$request_method \$uri \$status \$content_length \$content_type';
+    server {
+        listen 127.0.0.1:$port;
+        include $dir/cronvisor-api.conf;
+        # The stand-in receiver of schedules without a target.
+        location = /receiver {
+            access_log $dir/receiver.log receiver;
+            default_type application/json;
+            return 200 '{"ok": true}';
+        }
+        # A static file, the yardstick of bench/api.sh.
+        location = /static.json {
+            root $dir/static;
+        }
+    }
+}
+EOF
+}
+
+start() {
+	[ $# -le 1 ] || usage
+	cfile=${1:-${CV_PG_CONNINFO:-}}
+	[ -n "$cfile" ] && [ -r "$cfile" ] ||
+		{ say "no conninfo file (argument or \$CV_PG_CONNINFO)"; exit 1; }
+	b=${CV_BUILD_DIR:-}
+	cvd=${CRONVISORD:-$b/cronvisord}
+	api=${CRONVISOR_API:-$b/cronvisor-api}
+	ctl=${CRONVISORCTL:-$b/cronvisorctl}
+	for p in "$cvd" "$api" "$ctl"; do
+		[ -x "$p" ] || { say "$p: not an executable"; exit 1; }
+	done
+	[ ${#dir} -le 80 ] || { say "$dir: too long for a socket path"; exit 1; }
+	[ ! -e "$dir" ] || { say "$dir exists"; exit 1; }
+	mkdir -p "$dir" && : >"$dir/$marker" || exit 1
+	clean_env
+
+	base=$(cat "$cfile")
+	db=cv_api_$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
+	url="$base dbname=$db"
+	# Recorded before the database exists: stop drops it whatever happens.
+	echo "$base" >"$dir/base"
+	echo "$db" >"$dir/dbname"
+	psql "$base dbname=postgres" -X -qAt -v ON_ERROR_STOP=1 \
+		-c "CREATE DATABASE $db" >/dev/null 2>"$dir/psql.log" ||
+		fail "cannot create database $db"
+	"$ctl" db migrate --database "$url" >"$dir/ctl.log" 2>&1 ||
+		fail "cronvisorctl db migrate failed"
+
+	port=$(free_port) || fail "no free port"
+	write_conf
+	"$api" -f "$dir/cronvisor.conf" </dev/null >>"$dir/api.log" 2>&1 &
+	echo $! >"$dir/api.pid"
+	poll 10 api_listening || fail "cronvisor-api made no socket in 10 s"
+	alive "$dir/api.pid" "$dir" >/dev/null || fail "cronvisor-api exited"
+
+	# A port free a moment ago may be taken by now: a few tries.
+	tries=0
+	while :; do
+		write_nginx
+		write_conf
+		nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/nginx.log" \
+			</dev/null >>"$dir/nginx.log" 2>&1 &
+		ngx=$!
+		# With daemon off the master is this pid; nginx rewrites the file
+		# with the same number once it runs.
+		echo "$ngx" >"$dir/nginx.pid"
+		if poll 10 http_code_is 200 "http://127.0.0.1:$port/static.json"; then
+			break
+		fi
+		kill_wait "$ngx"
+		tries=$((tries + 1))
+		grep -q 'Address already in use' "$dir/nginx.log" && [ $tries -lt 5 ] ||
+			fail "nginx did not serve in 10 s"
+		port=$(free_port) || fail "no free port"
+	done
+	# The supervisor last: its receiver_url needs nginx's port.
+	"$cvd" -f "$dir/cronvisor.conf" </dev/null >>"$dir/cvd.log" 2>&1 &
+	echo $! >"$dir/cvd.pid"
+
+	admin=$(token admin admin) || fail "cannot make the admin token"
+	ae=$(token alice editor) || fail "cannot make a token"
+	av=$(token alice viewer) || fail "cannot make a token"
+	be=$(token bob editor) || fail "cannot make a token"
+	bv=$(token bob viewer) || fail "cannot make a token"
+
+	poll 15 http_code_is 200 "http://127.0.0.1:$port/api/v1/health" ||
+		fail "GET /api/v1/health did not answer 200 in 15 s"
+	poll 10 supervisor_alive "http://127.0.0.1:$port/api/v1/health" ||
+		fail "GET /api/v1/health does not show the supervisor alive in 10 s"
+	alive "$dir/api.pid" "$dir" >/dev/null || fail "cronvisor-api died"
+	alive "$dir/cvd.pid" "$dir" >/dev/null || fail "cronvisord died"
+
+	cat >"$dir/env.tmp" <<EOF
+CRONVISOR_URL='http://127.0.0.1:$port'
+CRONVISOR_TOKEN='$admin'
+CRONVISOR_DATABASE_URL='$url'
+CV_API_URL='http://127.0.0.1:$port/api/v1'
+CV_STATIC_URL='http://127.0.0.1:$port/static.json'
+CV_RECEIVER_URL='http://127.0.0.1:$port/receiver'
+CV_RECEIVER_LOG='$dir/receiver.log'
+CV_TOKEN_ADMIN='$admin'
+CV_TOKEN_ALICE_EDITOR='$ae'
+CV_TOKEN_ALICE_VIEWER='$av'
+CV_TOKEN_BOB_EDITOR='$be'
+CV_TOKEN_BOB_VIEWER='$bv'
+CV_API_PID=$(cat "$dir/api.pid")
+CV_SUPERVISOR_PID=$(cat "$dir/cvd.pid")
+CV_NGINX_PID=$(cat "$dir/nginx.pid")
+CV_SOCKET='$dir/api.sock'
+CV_CONF='$dir/cronvisor.conf'
+CV_DB='$db'
+CV_PG_BASE='$base'
+CV_DIR='$dir'
+EOF
+	mv "$dir/env.tmp" "$dir/env"
+	say "up in $dir: http://127.0.0.1:$port/api/v1, database $db"
+}
+
+case $cmd in
+start)
+	shift 2
+	start "$@"
+	;;
+stop)
+	[ $# -eq 2 ] || usage
+	stop
+	;;
+finish)
+	[ $# -eq 2 ] || usage
+	finish
+	;;
+*) usage ;;
+esac

@@ -1,0 +1,371 @@
+#!/bin/sh
+# api.sh: the REST API (docs/api.md) through the whole stack of
+# tests/api-harness.sh: curl → nginx with packaging/nginx/cronvisor.conf →
+# FastCGI → cronvisor-api → PostgreSQL, with the real cronvisord running
+# what the API schedules.  Checks: validation refusals (each status, code
+# and field, and nothing changed), seed 000's body, the CRUD lifecycle with
+# previews, filters and cursor paging, pause/resume states, error shapes
+# (401, 404, 405), batch delete all-or-nothing, trigger-now, run history of
+# exec targets that succeed, fail and time out and of a receiver schedule,
+# and the API as its own process (a busy socket refused, SIGTERM, its own
+# body limit).  Tenant isolation is tests/api_tenants.sh.
+# Usage: api.sh CRONVISORD CRONVISOR_API CRONVISORCTL CONNINFO-FILE
+set -u
+. "$(dirname "$0")/api-lib.sh"
+api_up "$1" "$2" "$3" "$4"
+A=$CV_TOKEN_ALICE_EDITOR
+far='"kind": "cron", "cron": "0 0 1 1 *"'
+tgt='"target": {"type": "exec", "argv": ["/bin/true"]}'
+
+# --- validation: every refusal changes nothing ---------------------------
+send POST /schedules "$A" "{\"name\": \"v\", $far, $tgt}"
+ok_status "validation: base schedule created" 201
+v=$(j .id)
+vupd=$(j .updated_at)
+before=$(snap)
+# refused NAME STATUS CODE FIELD BODY [CONTENT-TYPE]: POST BODY is refused
+# as stated, and no row changed.
+refused() {
+	send POST /schedules "$A" "$5" "${6:-application/json}"
+	ok_error "$1" "$2" "$3" "$4"
+	ok "$1: nothing changed" "$(snap)" "$before"
+}
+refused "interval_seconds 0" 400 invalid_field interval_seconds \
+	"{\"name\": \"x\", \"interval_seconds\": 0, $tgt}"
+refused "interval_seconds -5" 400 invalid_field interval_seconds \
+	"{\"name\": \"x\", \"interval_seconds\": -5, $tgt}"
+refused "max_retries -1" 400 invalid_field max_retries \
+	"{\"name\": \"x\", \"interval_seconds\": 60, \"max_retries\": -1, $tgt}"
+refused "cron 61 * * * *" 400 invalid_field cron \
+	"{\"name\": \"x\", \"kind\": \"cron\", \"cron\": \"61 * * * *\", $tgt}"
+refused "unknown zone" 400 invalid_field timezone \
+	"{\"name\": \"x\", $far, \"timezone\": \"Mars/Olympus_Mons\", $tgt}"
+refused "unknown field" 400 unknown_field colour \
+	"{\"name\": \"x\", $far, \"colour\": \"red\", $tgt}"
+refused "duplicate key" 400 invalid_json null \
+	"{\"name\": \"x\", \"name\": \"y\", $far, $tgt}"
+refused "wrong type interval_seconds \"5\"" 400 invalid_field interval_seconds \
+	"{\"name\": \"x\", \"interval_seconds\": \"5\", $tgt}"
+refused "missing name" 400 missing_field name "{$far, $tgt}"
+refused "malformed JSON" 400 invalid_json null "{\"name\": \"x\", $far"
+refused "trailing garbage" 400 invalid_json null "{\"name\": \"x\", $far, $tgt} x"
+refused "empty body" 400 invalid_json null ""
+printf '{"name": "bad \377\376 bytes", "kind": "cron", "cron": "0 0 1 1 *", "target": {"type": "exec", "argv": ["/bin/true"]}}' >"$tmp/notutf8"
+refused "non-UTF-8 bytes" 400 invalid_json null "@$tmp/notutf8"
+refused "content type text/plain" 415 unsupported_media_type null \
+	"{\"name\": \"x\", $far, $tgt}" text/plain
+# 2 MB, past nginx's client_max_body_size 1m: nginx's own 413, which the
+# snippet gives the API's error shape.
+{
+	printf '{"name": "big", "kind": "cron", "cron": "0 0 1 1 *", "description": "'
+	head -c 2000000 /dev/zero | tr '\0' a
+	printf '"}'
+} >"$tmp/big"
+refused "2 MB body (nginx)" 413 payload_too_large null "@$tmp/big"
+# The same refusals on PATCH leave the row as it was.
+for b in '{"interval_seconds": 0}' '{"colour": 1}' '{"cron": "61 * * * *"}' \
+	'{"max_retries": -1}' '{"timezone": "Nowhere/Land"}'; do
+	send PATCH "/schedules/$v" "$A" "$b"
+	ok "PATCH $b: 400" "$code" 400
+	ok "PATCH $b: nothing changed" "$(snap)" "$before"
+done
+call GET "/schedules/$v" "$A"
+ok "refused PATCHes kept updated_at" "$(j .updated_at)" "$vupd"
+
+# --- seed 000's body exactly ---------------------------------------------
+call POST /schedules/ "$A" -H 'Content-Type: application/json' --data-binary \
+	'{"name": "Daily report", "workflow_id": 1, "trigger_node_id": "trigger_schedule_abc123", "interval_seconds": 86400, "total_repeats": 0, "max_retries": 3, "timeout_seconds": 600, "trigger_payload": {"report_type": "daily"}}'
+ok_status "seed 000 body: 201" 201
+ok "seed 000: fields" "$(j '[.name, .kind, .interval_seconds, .workflow_id, .trigger_node_id, .trigger_payload.report_type, .owner, .status, (.next_run_at != null)] | map(tostring) | join(",")')" \
+	"Daily report,interval,86400,1,trigger_schedule_abc123,daily,alice,active,true"
+seed=$(j .id)
+
+# --- CRUD -----------------------------------------------------------------
+send POST /schedules "$A" "{\"name\": \"crud\", $far, \"max_retries\": 5, $tgt}"
+ok_status "create: 201" 201
+id=$(j .id)
+ok "create: next_run_at is next New Year" "$(j .next_run_at)" "$(($(date -u +%Y) + 1))-01-01T00:00:00Z"
+ok "create: an id" "$(j '.id | length > 0')" "true"
+call GET "/schedules/$id" "$A"
+ok_status "get: 200" 200
+ok "get: document" "$(j '[.name, .cron, .timezone, .max_retries, .status, (.next_fire_times | length)] | map(tostring) | join(",")')" \
+	"crud,0 0 1 1 *,UTC,5,active,5"
+call GET "/schedules/$id/" "$A"
+ok_status "get with trailing slash: 200" 200
+call GET "/schedules/$id?preview=3" "$A"
+ok "get ?preview=3: three fire times with utc/local/note" \
+	"$(j '[(.next_fire_times | length), (.next_fire_times[0] | [has("utc"), has("local"), has("note")] | map(tostring) | join(" "))] | map(tostring) | join(",")')" \
+	"3,true true true"
+y=$(date -u +%Y)
+# The names are checked above; these check the values.
+ok "preview: next Januaries" "$(j '[.next_fire_times[] | .utc | .[0:10]] | join(" ")')" \
+	"$((y + 1))-01-01 $((y + 2))-01-01 $((y + 3))-01-01"
+call GET "/schedules/$id?preview=101" "$A"
+ok_error "preview=101" 400 invalid_query preview
+
+# PATCH: the name, then the timing (next_run_at computed again).
+send PATCH "/schedules/$id" "$A" '{"name": "crud-renamed"}'
+ok_status "patch name: 200" 200
+ok "patch name: changed, timing kept" "$(j '[.name, .cron] | join(",")')" "crud-renamed,0 0 1 1 *"
+send PATCH "/schedules/$id" "$A" '{"kind": "interval", "interval_seconds": 7200, "cron": null}'
+ok_status "patch timing: 200" 200
+nra=$(date -u -d "$(j .next_run_at)" +%s 2>/dev/null || echo 0)
+d=$((nra - $(date +%s)))
+ok "patch timing: next_run_at within the next 2 h" "$([ "$d" -ge -5 ] && [ "$d" -le 7205 ] && echo yes || echo "no ($d s)")" yes
+send PATCH "/schedules/$id" "$A" '{"max_retries": null, "timezone": null}'
+ok_status "patch null: 200" 200
+ok "patch null: defaults back" "$(j '[.max_retries, .timezone] | map(tostring) | join(",")')" "3,UTC"
+
+# List: filters, and limit + cursor paging covering every row once.
+for i in 1 2 3 4 5 6 7; do
+	send POST /schedules/ "$A" "{\"name\": \"page-$i\", \"workflow_id\": $((40 + i % 2)), $far, $tgt}"
+	[ "$code" = 201 ] || ok "create page-$i" "$code $resp" 201
+	[ $i = 3 ] && p3=$(j .id)
+done
+call POST "/schedules/$p3/pause" "$A"
+mine="owner = 'alice' AND deleted_at IS NULL"
+call GET /schedules "$A"
+ok_status "list: 200" 200
+ok "list: all of alice's" "$(j '[.schedules[].id] | sort | join(" ")')" \
+	"$(sql "SELECT string_agg(id::text, ' ' ORDER BY id::text) FROM schedules WHERE $mine")"
+ok "list: next_cursor null on the last page" "$(j .next_cursor)" null
+call GET /schedules/ "$A"
+ok_status "list with trailing slash: 200" 200
+lf() { # lf NAME QUERY SQL-CONDITION: the filter gives exactly those rows
+	call GET "/schedules?$2" "$A"
+	ok "list $1" "$code $(j '[.schedules[].id] | sort | join(" ")')" \
+		"200 $(sql "SELECT string_agg(id::text, ' ' ORDER BY id::text) FROM schedules WHERE $mine AND $3")"
+}
+lf "status=paused" status=paused "status = 'paused'"
+lf "status=active" status=active "status = 'active'"
+lf "kind=cron" kind=cron "kind = 'cron'"
+lf "kind=interval" kind=interval "kind = 'interval'"
+lf "workflow_id=41" workflow_id=41 "workflow_id = '41'"
+lf "name=page-" name=page- "name LIKE 'page-%'"
+lf "name=page- & workflow_id=40 & status=active" "name=page-&workflow_id=40&status=active" \
+	"name LIKE 'page-%' AND workflow_id = '40' AND status = 'active'"
+call GET "/schedules?colour=red" "$A"
+ok_error "list ?colour=red" 400 invalid_query colour
+call GET "/schedules?limit=0" "$A"
+ok_error "list ?limit=0" 400 invalid_query limit
+call GET "/schedules?limit=501" "$A"
+ok_error "list ?limit=501" 400 invalid_query limit
+call GET "/schedules?status=sleeping" "$A"
+ok_error "list ?status=sleeping" 400 invalid_query status
+all="" pages=0 q="limit=3"
+while [ $pages -lt 20 ]; do
+	call GET "/schedules?$q" "$A"
+	[ "$code" = 200 ] || break
+	pages=$((pages + 1))
+	all="$all $(j '.schedules[].id')"
+	ok "paging: page $pages has at most 3" "$(j '.schedules | length <= 3')" true
+	cur=$(j .next_cursor)
+	[ "$cur" = null ] && break
+	q="limit=3&cursor=$(printf '%s' "$cur" | jq -sRr @uri)"
+done
+total=$(sql "SELECT count(*) FROM schedules WHERE $mine")
+ok "paging: pages of 3" "$pages" "$(((total + 2) / 3))"
+ok "paging: every row once, oldest first" "$(echo $all)" \
+	"$(sql "SELECT string_agg(id::text, ' ' ORDER BY created_at, id) FROM schedules WHERE $mine")"
+
+# DELETE, then it is gone.
+call DELETE "/schedules/$id" "$A"
+ok_status "delete: 204" 204
+ok "delete: no body" "$resp" ""
+call GET "/schedules/$id" "$A"
+ok_error "get after delete" 404 not_found null
+call DELETE "/schedules/$id/" "$A"
+ok_error "delete again (trailing slash)" 404 not_found null
+
+# --- pause / resume -------------------------------------------------------
+send POST /schedules "$A" "{\"name\": \"pr\", \"interval_seconds\": 3600, $tgt}"
+ok "interval: first run one interval after creation" \
+	"$(($(date -u -d "$(j .next_run_at)" +%s) - $(date -u -d "$(j .created_at)" +%s)))" 3600
+pr=$(j .id)
+call GET "/schedules/$pr?preview=2" "$A"
+ok "interval preview: first fire time is next_run_at, then one interval on" \
+	"$(j '[.next_fire_times[] | .utc] | join(" ")')" \
+	"$(j .next_run_at) $(date -u -d "@$(($(date -u -d "$(j .next_run_at)" +%s) + 3600))" +%Y-%m-%dT%H:%M:%SZ)"
+call POST "/schedules/$pr/pause" "$A"
+ok_status "pause: 200" 200
+ok "pause: paused, next_run_at cleared" "$(j '[.status, .next_run_at] | map(tostring) | join(",")')" "paused,null"
+before=$(snap)
+call POST "/schedules/$pr/pause" "$A"
+ok_error "pause of paused" 400 invalid_state status
+ok "pause of paused: nothing changed" "$(snap)" "$before"
+call POST "/schedules/$pr/resume" "$A"
+ok_status "resume: 200" 200
+ok "resume: active, next_run_at set" "$(j '[.status, (.next_run_at != null)] | map(tostring) | join(",")')" "active,true"
+nra=$(date -u -d "$(j .next_run_at)" +%s 2>/dev/null || echo 0)
+d=$((nra - $(date +%s)))
+ok "resume: next run one interval on" "$([ "$d" -ge 3590 ] && [ "$d" -le 3605 ] && echo yes || echo "no ($d s)")" yes
+before=$(snap)
+call POST "/schedules/$pr/resume/" "$A"
+ok_error "resume of active" 400 invalid_state status
+ok "resume of active: nothing changed" "$(snap)" "$before"
+
+# --- errors ---------------------------------------------------------------
+call GET /schedules ""
+ok_error "no token" 401 unauthorized null
+call GET /schedules "cvt_not_a_token"
+ok_error "bad token" 401 unauthorized null
+call GET /schedules "" -H 'Authorization: Basic YWxpY2U6eA=='
+ok_error "Basic instead of Bearer" 401 unauthorized null
+call GET /nope "$A"
+ok_error "unknown route" 404 not_found null
+call GET "/schedules/$seed/nope" "$A"
+ok_error "unknown sub-route" 404 not_found null
+call GET /schedules/00000000-0000-4000-8000-000000000000 "$A"
+ok_error "unknown id" 404 not_found null
+call GET /schedules/not-a-uuid "$A"
+ok_error "malformed id" 404 not_found null
+call GET /runs/sched-00000000-n0-rc0 "$A"
+ok_error "unknown run" 404 not_found null
+call PUT /schedules "$A" -H 'Content-Type: application/json' --data-binary '{}'
+ok_error "PUT /schedules" 405 method_not_allowed null
+ok "405: Allow header" "$(tr -d '\r' <"$tmp/headers" | sed -n 's/^[Aa]llow: *//p' | tr -d ' ')" "GET,POST"
+call DELETE /schedules "$A"
+ok_error "DELETE /schedules" 405 method_not_allowed null
+call GET /health ""
+ok_status "health without a token: 200" 200
+ok "health: database ok, our supervisor alive" \
+	"$(j '[.status, .database, ([.supervisors[] | select(.name == "api-harness" and .alive)] | length)] | map(tostring) | join(",")')" \
+	"ok,ok,1"
+
+# --- batch delete ---------------------------------------------------------
+ids=""
+for i in 1 2 3; do
+	send POST /schedules "$A" "{\"name\": \"bd-$i\", $far, $tgt}"
+	ids="$ids $(j .id)"
+done
+set -- $ids
+before=$(snap)
+send POST /schedules/batch-delete "$A" "{\"ids\": [\"$1\", \"$2\", \"00000000-0000-4000-8000-000000000000\", \"$3\"]}"
+ok_error "batch-delete with an unknown id" 404 not_found "ids[2]"
+ok "batch-delete with an unknown id: nothing deleted" "$(snap)" "$before"
+send POST /schedules/batch-delete "$A" '{"ids": []}'
+ok_error "batch-delete of no ids" 400 invalid_field ids
+send POST /schedules/batch-delete "$A" "{\"ids\": [\"$1\", \"$2\", \"$3\"]}"
+ok_status "batch-delete: 200" 200
+ok "batch-delete: reports the ids" "$(j '[.count, (.deleted | sort | join(" "))] | map(tostring) | join(",")')" \
+	"3,$(printf '%s\n' "$1" "$2" "$3" | sort | tr '\n' ' ' | sed 's/ $//')"
+call GET "/schedules/$2" "$A"
+ok_error "batch-deleted schedule" 404 not_found null
+
+# --- trigger now, run history ---------------------------------------------
+send POST /schedules "$A" "{\"name\": \"trig\", $far, \"target\": {\"type\": \"exec\", \"argv\": [\"/bin/echo\", \"triggered\"]}}"
+tr=$(j .id)
+call POST "/schedules/$tr/trigger" "$A"
+ok_status "trigger: 202" 202
+run=$(j .run_id)
+ok "trigger: run_id and schedule_id" "$(j '[(.run_id | length > 0), .schedule_id] | map(tostring) | join(",")')" "true,$tr"
+wait_api 20 '.status == "succeeded"' "/runs/$run" "$A"
+ok "trigger: the supervisor ran it" "$code $(j '[.status, .exit_code, .output, .schedule_id] | map(tostring) | join(",")')" \
+	"200 succeeded,0,triggered
+,$tr"
+call GET "/schedules/$tr" "$A"
+ok "trigger: counters did not move, status kept" "$(j '[.status, .current_repeat, .current_retry] | map(tostring) | join(",")')" "active,0,0"
+
+exec_doc() { # exec_doc NAME EXTRA CMD: a one-shot in 2 s running sh -c CMD
+	printf '{"name": "%s", "kind": "once", "at": "%s", %s "target": {"type": "exec", "argv": ["/bin/sh", "-c", "%s"]}}' \
+		"$1" "$(at_in 2)" "$2" "$3"
+}
+send POST /schedules "$A" "$(exec_doc good '' 'echo fine')"
+good=$(j .id)
+send POST /schedules "$A" "$(exec_doc bad '"max_retries": 0,' 'echo oops >&2; exit 3')"
+bad=$(j .id)
+send POST /schedules "$A" "$(exec_doc slow '"max_retries": 0, "timeout_seconds": 1,' 'echo started; sleep 30')"
+slow=$(j .id)
+nrecv=$(grep -c '^POST /receiver 200 .*application/json' "$CV_RECEIVER_LOG")
+send POST /schedules "$A" "{\"name\": \"recv\", \"kind\": \"once\", \"at\": \"$(at_in 2)\", \"workflow_id\": 7, \"trigger_node_id\": \"n7\", \"max_retries\": 0}"
+recv=$(j .id)
+ok_status "receiver schedule (no target): 201" 201
+wait_api 20 '.status == "done"' "/schedules/$good" "$A"
+ok "exec success: schedule done" "$(j .status)" done
+wait_api 20 '.status == "dead"' "/schedules/$bad" "$A"
+ok "exec exit 3: schedule dead" "$(j '[.status, .error_count] | map(tostring) | join(",")')" "dead,1"
+wait_api 20 '.status == "dead"' "/schedules/$slow" "$A"
+ok "exec timeout: schedule dead" "$(j .status)" dead
+wait_api 20 '.status == "done"' "/schedules/$recv" "$A"
+ok "receiver: schedule done" "$(j .status)" done
+# hist SCHEDULE: its runs, as "status exit_code http_status output" lines
+hist() {
+	call GET "/schedules/$1/runs" "$A"
+	[ "$code" = 200 ] || { echo "HTTP $code $resp"; return; }
+	j '.runs[] | [.status, .exit_code, .http_status, (.output // "" | rtrimstr("\n"))] | map(tostring) | join(" ")'
+}
+ok "runs of success" "$(hist "$good")" "succeeded 0 null fine"
+ok "runs of exit 3" "$(hist "$bad")" "failed 3 null oops"
+ok "runs of timeout" "$(hist "$slow")" "timed_out null null started"
+ok "runs of receiver" "$(hist "$recv")" 'succeeded null 200 {"ok": true}'
+call GET "/schedules/$bad/runs" "$A"
+r=$(j '.runs[0].id')
+call GET "/runs/$r" "$A"
+ok "GET /runs/{id}: the failed run" "$code $(j '[.id, .schedule_id, .status, .exit_code, .attempt] | map(tostring) | join(",")')" \
+	"200 $r,$bad,failed,3,0"
+ok "GET /runs/{id}: every documented field" "$(j '[\"id\",\"schedule_id\",\"repeat_number\",\"attempt\",\"slot_at\",\"status\",\"started_at\",\"finished_at\",\"duration_ms\",\"exit_code\",\"signal\",\"http_status\",\"output\",\"error\",\"supervisor\",\"note\"] - keys | join(",")')" ""
+call GET "/schedules/$slow/runs" "$A"
+call GET "/runs/$(j '.runs[0].id')" "$A"
+ok "GET /runs/{id}: the timed-out run" "$(j '[.status, (.duration_ms < 5000)] | map(tostring) | join(",")')" "timed_out,true"
+call GET "/schedules/$bad/runs?status=failed&limit=1" "$A"
+ok "runs ?status=failed&limit=1" "$code $(j '.runs | length')" "200 1"
+ok "receiver got the event, as JSON" "$(grep -c '^POST /receiver 200 .*application/json' "$CV_RECEIVER_LOG")" $((nrecv + 1))
+call POST "/schedules/$good/pause" "$A"
+ok_error "pause of done" 400 invalid_state status
+
+# --- the API is a process of its own --------------------------------------
+# A second server on the same socket refuses, and the first keeps serving.
+"$CRONVISOR_API" -f "$CV_CONF" >"$work/api2.log" 2>&1 </dev/null &
+p2=$!
+extra="$extra $p2"
+i=0
+while kill -0 "$p2" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 "$p2" 2>/dev/null; then
+	ok "second API on a busy socket: refused within 5 s" running exited
+	kill -KILL "$p2"
+	wait "$p2" 2>/dev/null
+else
+	wait "$p2"
+	ok "second API on a busy socket: exits non-zero" "$([ $? -ne 0 ] && echo yes)" yes
+fi
+extra=""
+call GET "/schedules/$seed" "$A"
+ok "first API still serves" "$code $(kill -0 "$CV_API_PID" 2>/dev/null && echo alive)" "200 alive"
+# SIGTERM: gone within 2 s (the harness started it: its exit status is
+# checked below on one this script starts).
+kill -TERM "$CV_API_PID"
+i=0
+while kill -0 "$CV_API_PID" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+ok "SIGTERM: the API exits within 2 s" "$(kill -0 "$CV_API_PID" 2>/dev/null && echo running || echo gone)" gone
+call GET /health ""
+ok "no API: nginx answers 502" "$code" 502
+# A new server with a 1 KiB body limit (the lowest): its own 413.
+CRONVISOR_API_MAX_BODY_BYTES=1024 "$CRONVISOR_API" -f "$CV_CONF" \
+	>>"$work/api3.log" 2>&1 </dev/null &
+p3=$!
+extra="$extra $p3"
+i=0
+until [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$CV_API_URL/health")" = 200 ] || [ $i -ge 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+ok "restarted API serves within 10 s" "$([ $i -lt 100 ] && echo yes)" yes
+before=$(snap)
+printf '{"name": "big", %s, "description": "%s"}' "$far" "$(head -c 2000 /dev/zero | tr '\0' a)" >"$tmp/2k"
+send POST /schedules "$A" "@$tmp/2k"
+ok_error "2 KB body over api_max_body_bytes 1024" 413 payload_too_large null
+ok "2 KB body: nothing changed" "$(snap)" "$before"
+kill -TERM "$p3"
+i=0
+while kill -0 "$p3" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 "$p3" 2>/dev/null; then
+	ok "SIGTERM: exit 0 within 2 s" running "exit 0"
+else
+	wait "$p3"
+	ok "SIGTERM: exit 0 within 2 s" "exit $?" "exit 0"
+fi
+extra=""
+ok "supervisor unharmed" "$(kill -0 "$CV_SUPERVISOR_PID" 2>/dev/null && echo alive)" alive
+
+api_finish
+summary api

@@ -1,0 +1,158 @@
+#!/bin/sh
+# cli_api.sh: drives cronvisorctl's API commands end to end against the
+# whole stack (tests/api-harness.sh: nginx, cronvisor-api, cronvisord on
+# the fixture's PostgreSQL): create by flags and by file, list and get as
+# tables and --json, update, pause/resume and their invalid_state error,
+# trigger and the run it leaves, delete, and how errors are shown.  The
+# requests --dry-run prints are checked first, without a server.
+# Usage: cli_api.sh CRONVISORD CRONVISOR-API CRONVISORCTL CONNINFO-FILE
+set -u
+ctl=$3
+. "$(dirname "$0")/api-lib.sh"
+
+# --- what the command line builds (no server) ---
+check dry-create 0 'POST /api/v1/schedules
+{"name":"n","kind":"interval","interval_seconds":300,"max_retries":2,"timeout_seconds":5400,"trigger_payload":{"a":[1]},"workflow_id":7,"target":{"type":"exec","argv":["/bin/echo","a b","--x"]}}' -- \
+	"$ctl" --dry-run schedules create --name n --every 5m --retries 2 \
+	--timeout 1h30m --payload '{"a":[1]}' --workflow 7 --exec -- /bin/echo "a b" --x
+check dry-http 0 'POST /api/v1/schedules?owner=bob
+{"name":"h","kind":"cron","cron":"0 9 * * 1-5","timezone":"Europe/Paris","target":{"type":"http","method":"PUT","url":"https://x.test/h","headers":{"X-A":"b c"},"body":{"k":1}}}' -- \
+	"$ctl" schedules create --name h --cron '0 9 * * 1-5' --tz Europe/Paris \
+	--http PUT https://x.test/h --header 'X-A:  b c' --body '{"k":1}' --owner bob --dry-run
+check dry-update 0 'PATCH /api/v1/schedules/abc
+{"kind":"once","at":"2026-12-24T18:00:00+01:00","jitter_seconds":0,"workflow_id":"wf"}' -- \
+	"$ctl" --dry-run schedules update abc --at 2026-12-24T18:00:00+01:00 \
+	--jitter 0 --workflow wf
+check dry-list 0 'GET /api/v1/schedules?status=active&name=a%20b&limit=5' -- \
+	"$ctl" --dry-run schedules list --limit 5 --name 'a b' --status active
+check dry-batch 0 'POST /api/v1/schedules/batch-delete
+{"ids":["a","b"]}' -- "$ctl" --dry-run schedules delete a b
+check dry-trigger 0 'POST /api/v1/schedules/a/trigger
+{"payload":{"x":1}}' -- "$ctl" --dry-run schedules trigger a --payload '{"x":1}'
+check dry-runs 0 'GET /api/v1/schedules/a/runs?status=failed' -- \
+	"$ctl" --dry-run runs list a --status failed
+check bad-dur 2 '--every: "5q" is not a duration' -- \
+	"$ctl" --dry-run schedules create --name x --every 5q
+check two-timings 2 "give only one of --every, --cron and --at" -- \
+	"$ctl" --dry-run schedules create --name x --every 5m --at 2030-01-01T00:00:00Z
+check bad-payload 2 "--payload: not JSON" -- \
+	"$ctl" --dry-run schedules create --name x --every 5m --payload '{'
+check exec-no-argv 2 "--exec needs the command after --" -- \
+	"$ctl" --dry-run schedules create --name x --every 5m --exec
+check no-id 2 "usage: cronvisorctl schedules get ID" -- "$ctl" schedules get
+check wrong-flag 2 "schedules list does not take --every" -- \
+	"$ctl" schedules list --every 5m
+check help 0 "--http METHOD URL" -- "$ctl" schedules create --help
+check runs-help 0 "usage: cronvisorctl runs list" -- "$ctl" runs --help
+
+# --- against the stack ---
+api_up "$1" "$2" "$3" "$4"
+export CRONVISOR_URL CRONVISOR_TOKEN
+
+check create 0 "kind:                      interval" -- \
+	"$ctl" schedules create --name every5 --every 5m --exec -- /bin/echo hello
+id1=$(printf '%s\n' "$out" | sed -n 's/^id: *//p')
+ok create-id "$(sql "SELECT name || ' ' || interval_seconds FROM schedules
+	WHERE id = '$id1'")" "every5 300"
+check create-cron 0 "timezone:                  Europe/Paris" -- \
+	"$ctl" schedules create --name paris --cron '0 9 * * 1-5' \
+	--tz Europe/Paris --exec -- /bin/true
+id2=$(printf '%s\n' "$out" | sed -n 's/^id: *//p')
+printf '{"name": "from-file", "interval_seconds": 3600, "target":
+  {"type": "exec", "argv": ["/bin/true"]}, "trigger_payload": {"k": "v"}}' \
+	>"$tmp/s.json"
+check create-file 0 "name:                      from-file" -- \
+	"$ctl" schedules create --file "$tmp/s.json"
+id3=$(printf '%s\n' "$out" | sed -n 's/^id: *//p')
+ok create-stdin "$("$ctl" schedules create --json --file - <"$tmp/s.json" |
+	jq -r '.name + " " + (.interval_seconds | tostring)')" "from-file 3600"
+
+# list: the table and the JSON
+check list 0 "ID                                    NAME       KIND      TIMING" -- \
+	"$ctl" schedules list
+check list-row 0 "$id1  every5     interval  every 5m" -- "$ctl" schedules list
+check list-cron 0 "cron 0 9 * * 1-5 Europe/Paris  active" -- "$ctl" schedules list
+ok list-json "$("$ctl" schedules list --json | jq -r '.schedules | length')" 4
+ok list-filter "$("$ctl" --json schedules list --kind cron |
+	jq -r '[.schedules[].name] | join(",")')" paris
+ok list-all "$("$ctl" schedules list --limit 1 --all --json |
+	jq -r '(.schedules | length | tostring) + " " + (.next_cursor | tostring)')" "4 null"
+check list-more 0 "more schedules follow" -- "$ctl" schedules list --limit 1
+
+# get
+check get 0 "next_fire_times:" -- "$ctl" schedules get "$id2" --preview 3
+ok get-lines "$(printf '%s\n' "$out" | grep -c '^    20..-..-..T09:00:00+01:00\|local 20')" 3
+ok get-json "$("$ctl" schedules get "$id2" --preview 2 --json |
+	jq -r '[.cron, (.next_fire_times | length)] | join(" ")')" "0 9 * * 1-5 2"
+
+# update: only the fields given; a timing flag changes the kind
+check update 0 "name:                      renamed" -- \
+	"$ctl" schedules update "$id2" --name renamed --every 90s --retries 1
+ok update-db "$(sql "SELECT name || ' ' || kind || ' ' || interval_seconds || ' ' ||
+	max_retries || ' ' || coalesce(cron, '-') FROM schedules WHERE id = '$id2'")" \
+	"renamed interval 90 1 -"
+check update-timing 0 "every 1m30s" -- "$ctl" schedules list --name ren
+
+# pause / resume and the invalid_state error
+check pause 0 "schedule $id1 is paused" -- "$ctl" schedules pause "$id1"
+check pause-again 1 "cronvisorctl: only active schedules can be paused" -- \
+	"$ctl" schedules pause "$id1"
+check pause-field 1 "(field: status)" -- "$ctl" schedules pause "$id1"
+check resume 0 "schedule $id1 is active" -- "$ctl" schedules resume "$id1"
+check resume-again 1 "cronvisorctl: only paused schedules can be resumed" -- \
+	"$ctl" schedules resume "$id1"
+
+# trigger, then the run shows up
+check trigger 0 "triggered $id1: run sched-" -- \
+	"$ctl" schedules trigger "$id1" --payload '{"why":"test"}'
+run=$(printf '%s\n' "$out" | sed -n 's/.*: run //p')
+i=0
+while [ $i -lt 100 ] && ! "$ctl" runs list "$id1" 2>/dev/null |
+	grep -q "^$run  succeeded"; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check runs-list 0 "$run  succeeded" -- "$ctl" runs list "$id1"
+check runs-header 0 "ID                 STATUS     SLOT" -- "$ctl" runs list "$id1"
+check runs-show 0 "    hello" -- "$ctl" runs show "$run"
+check runs-show-status 0 "status:        succeeded" -- "$ctl" runs show "$run"
+ok runs-json "$("$ctl" runs show "$run" --json | jq -r '.exit_code')" 0
+ok runs-list-json "$("$ctl" runs list "$id1" --json | jq -r '.runs[0].id')" "$run"
+
+# errors: the API's message and field, exit 1
+check bad-cron 1 "(field: cron)" -- \
+	"$ctl" schedules create --name bad --cron '0 25 * * *' --exec -- /bin/true
+check bad-cron-prefix 1 "cronvisorctl: " -- \
+	"$ctl" schedules create --name bad --cron '61 * * * *'
+check unknown-field 1 "(field: every)" -- \
+	sh -c 'echo "{\"name\":\"x\",\"every\":3}" | "$1" schedules create --file -' sh "$ctl"
+check not-found 1 "cronvisorctl: " -- \
+	"$ctl" schedules get 00000000-0000-0000-0000-000000000000
+check no-token 1 "cronvisorctl token create" -- \
+	env CRONVISOR_TOKEN= "$ctl" schedules list
+check bad-token 1 "token create" -- "$ctl" schedules list --token cvt_nope
+check viewer 1 "cronvisorctl: " -- \
+	"$ctl" --token "$CV_TOKEN_ALICE_VIEWER" schedules pause "$id1"
+check no-server 1 "cannot reach the API at http://127.0.0.1:1/api/v1/schedules:" -- \
+	"$ctl" schedules list --url http://127.0.0.1:1
+check no-socket 1 "through /nonexistent/sock" -- \
+	"$ctl" schedules list --unix-socket /nonexistent/sock
+check global-after 0 "renamed" -- \
+	env -u CRONVISOR_URL -u CRONVISOR_TOKEN "$ctl" schedules list \
+	--url "$CRONVISOR_URL" --token "$CRONVISOR_TOKEN"
+check global-before 0 "renamed" -- \
+	env -u CRONVISOR_URL -u CRONVISOR_TOKEN "$ctl" --url "$CRONVISOR_URL" \
+	--token "$CRONVISOR_TOKEN" schedules list
+
+# delete: one, then several at once (all or nothing)
+check delete 0 "deleted $id1" -- "$ctl" schedules delete "$id1"
+check deleted 1 "cronvisorctl: " -- "$ctl" schedules get "$id1"
+check delete-some 1 "(field: ids[1])" -- \
+	"$ctl" schedules delete "$id2" 00000000-0000-0000-0000-000000000000
+ok delete-none "$("$ctl" schedules list --json | jq -r '.schedules | length')" 3
+ok delete-batch "$("$ctl" schedules delete "$id2" "$id3" --json | jq -r .count)" 2
+ok delete-left "$("$ctl" schedules list --json | jq -r '[.schedules[].name] | join(",")')" \
+	from-file
+
+api_finish
+summary cli_api
