@@ -46,7 +46,7 @@ hexval(int c)
  * with '+' as a space when plus is set (query strings).  out may be s: the
  * output never runs ahead of the input.  out NULL only checks that s
  * decodes.  Returns the decoded length, or -1 for a bad escape, a decoded
- * NUL or an output that does not fit.
+ * NUL, an output that does not fit or is not UTF-8.
  */
 static ssize_t
 decode(const char *s, size_t n, char *out, size_t outlen, int plus)
@@ -75,7 +75,8 @@ decode(const char *s, size_t n, char *out, size_t outlen, int plus)
 		o++;
 	}
 	if (out != NULL) {
-		if (o >= outlen)
+		/* What reaches PostgreSQL must be UTF-8 (else a 500). */
+		if (o >= outlen || !utf8_valid(out, o))
 			return -1;
 		out[o] = '\0';
 	}
@@ -433,7 +434,8 @@ http_body_length(const char *cl, const char *ct, int64_t max, size_t *len,
 			return api_error(rs, 400, "invalid_json", NULL,
 			           "Content-Length is not a number"),
 			       -1;
-		if (v <= (uint64_t)INT64_MAX)
+		/* Past max it is too large whatever follows: no overflow. */
+		if (v <= (uint64_t)max)
 			v = v * 10 + (uint64_t)(*p - '0');
 	}
 	if (v > (uint64_t)max)

@@ -23,6 +23,9 @@
 static const char *const limit_keys[] = {
     "cpu_seconds", "memory_mb", "nofile", "nproc", "fsize_mb"};
 
+/* The columns of load(). */
+enum col { C_JSON, C_RUNNING, C_STATUS, C_RETRY, C_NEXT_SLOT, C_NO_NEXT_RUN };
+
 /* The order of the state fields the API adds to the document. */
 static const char *const state_keys[] = {"status", "current_repeat",
     "current_retry", "run_count", "error_count", "last_error", "last_run_at",
@@ -123,7 +126,8 @@ reply_schedule(struct response *rs, int status, const char *row_text)
 /*
  * Reads schedule id (visible to the caller, not deleted), locking it when
  * lock is set (inside the caller's transaction).  Returns the rows (JSON
- * text, running, status, retry_pending, next_slot_at epoch) or NULL: then
+ * text, running, status, retry_pending, next_slot_at epoch, whether
+ * next_run_at is NULL: the columns of enum col) or NULL: then
  * *found says whether it was a database failure (-1) or no row (0).
  */
 static struct db_rows *
@@ -134,14 +138,17 @@ load(struct request *rq, const char *id, int lock, int *found, char *err,
 	struct db_rows *rows;
 
 	rows = db_query(rq->db,
-	    lock ? "SELECT " ROW_JSON ", running, status, retry_pending, "
-	           "extract(epoch FROM next_slot_at)::bigint FROM schedules s "
-	           "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
-	           "OR owner = $2) FOR UPDATE"
-	         : "SELECT " ROW_JSON ", running, status, retry_pending, "
-	           "extract(epoch FROM next_slot_at)::bigint FROM schedules s "
-	           "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
-	           "OR owner = $2)",
+	    lock
+	        ? "SELECT " ROW_JSON ", running, status, retry_pending, "
+	          "extract(epoch FROM next_slot_at)::bigint, next_run_at IS NULL "
+	          "FROM schedules s "
+	          "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
+	          "OR owner = $2) FOR UPDATE"
+	        : "SELECT " ROW_JSON ", running, status, retry_pending, "
+	          "extract(epoch FROM next_slot_at)::bigint, next_run_at IS NULL "
+	          "FROM schedules s "
+	          "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
+	          "OR owner = $2)",
 	    2, p, err, errlen);
 	*found = rows ? db_rows_count(rows) > 0 : -1;
 	if (rows && *found == 0) {
@@ -417,6 +424,8 @@ schedules_create(
 		return 0;
 	if (schedule_parse(rq->body, rq->body_len, &d, &e) == -1)
 		return doc_error(rs, &e);
+	if (!(d.present & (1u << SCHEDULE_F_TIMEOUT)))
+		d.timeout_seconds = rq->cf->default_timeout_seconds;
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    no_receiver(rq, &d, rs) ||
 	    first_slot(&d, run, slot, sizeof(run), rs)) {
@@ -670,13 +679,18 @@ schedules_get(struct request *rq, struct response *rs, char *err, size_t errlen)
 		return 0;
 	if ((rows = load(rq, id, 0, &found, err, errlen)) == NULL)
 		return found == 0 ? not_found(rs) : API_DB_FAILED;
-	o = schedule_out(db_rows_value(rows, 0, 0));
-	fires = preview(db_rows_value(rows, 0, 0), db_rows_value(rows, 0, 2),
-	    db_rows_value(rows, 0, 4), n);
+	o = schedule_out(db_rows_value(rows, 0, C_JSON));
+	fires = preview(db_rows_value(rows, 0, C_JSON),
+	    db_rows_value(rows, 0, C_STATUS),
+	    db_rows_value(rows, 0, C_NEXT_SLOT), n);
 	db_rows_free(rows);
-	if (o == NULL || fires == NULL ||
-	    json_object_set_new(o, "next_fire_times", fires) == -1) {
+	if (o == NULL || fires == NULL) {
 		json_decref(o);
+		json_decref(fires);
+		return -1;
+	}
+	if (json_object_set_new(o, "next_fire_times", fires) == -1) {
+		json_decref(o); /* fires went with the failed call */
 		return -1;
 	}
 	return api_json(rs, 200, o);
@@ -734,7 +748,7 @@ schedules_update(
 		db_rollback(rq->db);
 		goto out;
 	}
-	row = json_loads(db_rows_value(rows, 0, 0), 0, NULL);
+	row = json_loads(db_rows_value(rows, 0, C_JSON), 0, NULL);
 	if (row == NULL || schedule_from_row(row, &old, &e) == -1 ||
 	    schedule_from_row(row, &d, &e) == -1) {
 		json_decref(row);
@@ -756,15 +770,24 @@ schedules_update(
 		db_rollback(rq->db);
 		goto out;
 	}
+	/*
+	 * A new timing moves the slot an active schedule waits for.  A
+	 * pending retry keeps its time, and while next_run_at is NULL with
+	 * runs in flight (a retry, an `anchor: completion` run, a slot held
+	 * back behind a run) the end of that run decides what comes next:
+	 * only the slot moves, for it to find.
+	 */
 	if (timing_changed(&old, &d) &&
-	    strcmp(db_rows_value(rows, 0, 2), "active") == 0 &&
-	    strcmp(db_rows_value(rows, 0, 3), "t") != 0) {
+	    strcmp(db_rows_value(rows, 0, C_STATUS), "active") == 0 &&
+	    strcmp(db_rows_value(rows, 0, C_RETRY), "t") != 0) {
 		if (first_slot(&d, run, slot, sizeof(run), rs)) {
 			db_rollback(rq->db);
 			goto out;
 		}
-		rp = run;
 		sp = slot;
+		if (strcmp(db_rows_value(rows, 0, C_NO_NEXT_RUN), "t") != 0 ||
+		    strcmp(db_rows_value(rows, 0, C_RUNNING), "0") == 0)
+			rp = run;
 	}
 	if ((out = write_doc(rq, 0, id, rp, sp, &d, err, errlen)) == NULL) {
 		r = db_failed(rq);
@@ -837,25 +860,27 @@ schedules_delete(
 }
 
 /*
- * The next run of a schedule being resumed, as text parameters: a pending
- * retry runs now; a slot comes from now as for a new schedule, except that
- * a once schedule whose instant passed gets it as a missed slot, for its
- * catch_up policy to decide.
+ * The next run of a schedule being resumed (row: the columns of load()),
+ * as text parameters run and slot: a pending retry runs now; a slot comes
+ * from now as for a new schedule, except that a once schedule whose
+ * instant passed gets it as a missed slot, for its catch_up policy to
+ * decide.  With runs in flight, run is "" (NULL): the end of the last of
+ * them releases the slot (finish.c), so that nothing overlaps them.
+ * Returns 0, or 1 after answering.
  */
 static int
-resume_slot(struct request *rq, const char *row_text, int retry,
-    const char *next_slot, char *run, char *slot, size_t len,
+resume_slot(const struct db_rows *rows, char *run, char *slot, size_t len,
     struct response *rs)
 {
-	json_t *row = json_loads(row_text, 0, NULL);
+	json_t *row = json_loads(db_rows_value(rows, 0, C_JSON), 0, NULL);
+	const char *next_slot = db_rows_value(rows, 0, C_NEXT_SLOT);
 	struct schedule_doc d;
 	struct schedule_error e;
 	int64_t now = now_s();
 	struct slot s;
 	int r = 0;
 
-	(void)rq;
-	if (retry && next_slot) {
+	if (strcmp(db_rows_value(rows, 0, C_RETRY), "t") == 0 && next_slot) {
 		snprintf(run, len, "%lld", (long long)now);
 		snprintf(slot, len, "%s", next_slot);
 		json_decref(row);
@@ -863,8 +888,9 @@ resume_slot(struct request *rq, const char *row_text, int retry,
 	}
 	if (row == NULL || schedule_from_row(row, &d, &e) == -1) {
 		json_decref(row);
-		return api_error(rs, 500, "internal", NULL,
+		api_error(rs, 500, "internal", NULL,
 		    "the stored schedule is not a valid document");
+		return 1;
 	}
 	json_decref(row);
 	if (schedule_first_slot(&d, now, &s) == 1) {
@@ -878,6 +904,8 @@ resume_slot(struct request *rq, const char *row_text, int retry,
 		    "the schedule has no slot before the year 10000");
 		r = 1;
 	}
+	if (strcmp(db_rows_value(rows, 0, C_RUNNING), "0") != 0)
+		run[0] = '\0';
 	schedule_clear(&d);
 	return r;
 }
@@ -887,7 +915,7 @@ static int
 transition(struct request *rq, struct response *rs, int resume, char *err,
     size_t errlen)
 {
-	char idbuf[API_ID_LEN + 1], run[24], slot[24];
+	char idbuf[API_ID_LEN + 1], run[24] = "", slot[24] = "";
 	const char *id, *status, *p[3];
 	struct db_rows *rows, *out;
 	int found, r;
@@ -904,7 +932,7 @@ transition(struct request *rq, struct response *rs, int resume, char *err,
 	r = 0;
 	if (read_only(rq, rs))
 		goto rollback;
-	status = db_rows_value(rows, 0, 2);
+	status = db_rows_value(rows, 0, C_STATUS);
 	if (strcmp(status, resume ? "paused" : "active") != 0) {
 		r = api_error(rs, 400, "invalid_state", "status",
 		    "only %s schedules can be %s; this one is %s",
@@ -912,16 +940,13 @@ transition(struct request *rq, struct response *rs, int resume, char *err,
 		    status);
 		goto rollback;
 	}
-	if (resume &&
-	    resume_slot(rq, db_rows_value(rows, 0, 0),
-	        strcmp(db_rows_value(rows, 0, 3), "t") == 0,
-	        db_rows_value(rows, 0, 4), run, slot, sizeof(run), rs)) {
+	if (resume && resume_slot(rows, run, slot, sizeof(run), rs)) {
 		r = 0;
 		goto rollback;
 	}
 	db_rows_free(rows);
 	p[0] = id;
-	p[1] = resume ? run : NULL;
+	p[1] = resume && run[0] ? run : NULL;
 	p[2] = resume ? slot : NULL;
 	out = db_query(rq->db,
 	    resume ? "UPDATE schedules s SET status = 'active', "
@@ -1166,7 +1191,13 @@ schedules_batch_delete(
 		return db_failed(rq);
 	}
 	n = db_rows_count(rows);
-	deleted = json_array();
+	if ((deleted = json_array()) == NULL) {
+		db_rows_free(rows);
+		db_rollback(rq->db);
+		free(arr);
+		json_decref(list);
+		return -1;
+	}
 	json_array_foreach(list, i, v)
 	{
 		seen = 0;

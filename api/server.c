@@ -107,6 +107,9 @@ worker_db(struct worker *w)
 		    NULL;
 	else
 		ok = db_reset(w->db, err, sizeof(err)) == 0;
+	/* An old schema (installed, not migrated) is unavailable too. */
+	if (ok && migrate_check(w->db, err, sizeof(err)) == -1)
+		ok = 0;
 	if (!ok) {
 		if (!w->db_down)
 			log_warnx("database: %s", err);
@@ -572,6 +575,10 @@ main(int argc, char **argv)
 	io_fix_stdio();
 	log_init("cronvisor-api", LOG_LEVEL_INFO);
 	api.config_path = CONFIG_PATH;
+	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+		usage(stdout); /* the GNU spelling, as cronvisorctl takes it */
+		return 0;
+	}
 	while ((c = getopt(argc, argv, "f:nh")) != -1)
 		switch (c) {
 		case 'f':

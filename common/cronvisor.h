@@ -47,6 +47,10 @@ _Noreturn void fatal(const char *fmt, ...) CV_PRINTF(1, 2);
 _Noreturn void fatalx(const char *fmt, ...) CV_PRINTF(1, 2);
 int log_errbuf(char *err, size_t errlen, const char *fmt, ...) CV_PRINTF(3, 4);
 
+/* text.c: UTF-8 as PostgreSQL takes it. */
+size_t utf8_len(const unsigned char *p, size_t left);
+int utf8_valid(const char *s, size_t len);
+
 /* io.c: EINTR and short-transfer loops, in one place. */
 ssize_t io_read(int fd, void *buf, size_t len);
 int io_write_all(int fd, const void *buf, size_t len);
@@ -373,6 +377,7 @@ struct migrate_entry {
 	int known;           /* 1: this cronvisor has it; 0: database only */
 };
 int migrate_latest(void);
+int migrate_check(struct db *db, char *err, size_t errlen);
 int migrate_run(struct db *db,
     void (*applied)(const struct migration *m, void *arg), void *arg, char *err,
     size_t errlen);

@@ -32,6 +32,44 @@ migrate_latest(void)
 	return migrate_count > 0 ? migrate_list[migrate_count - 1].version : 0;
 }
 
+/*
+ * Checks that the database's schema is the one this cronvisor was built
+ * for, as the daemons do before they work on it: new binaries on an old
+ * schema (installed, not yet migrated) or old binaries on a newer one
+ * would misread it.  Returns 0, or -1 with what to do in err.
+ */
+int
+migrate_check(struct db *db, char *err, size_t errlen)
+{
+	struct db_rows *rows;
+	const char *v;
+	int have, want = migrate_latest();
+
+	if ((rows = db_query(db,
+	         "SELECT max(version) FROM cronvisor_migrations", 0, NULL, err,
+	         errlen)) == NULL) {
+		if (strcmp(db_sqlstate(db), "42P01") == 0)
+			return log_errbuf(err, errlen,
+			    "the database has no cronvisor schema; run "
+			    "'cronvisorctl db migrate'");
+		return -1;
+	}
+	v = db_rows_value(rows, 0, 0);
+	have = v ? atoi(v) : 0;
+	db_rows_free(rows);
+	if (have < want)
+		return log_errbuf(err, errlen,
+		    "the database schema is at version %d, this cronvisor "
+		    "needs %d; run 'cronvisorctl db migrate'",
+		    have, want);
+	if (have > want)
+		return log_errbuf(err, errlen,
+		    "database schema version %d is newer than this cronvisor "
+		    "(%d); upgrade cronvisor",
+		    have, want);
+	return 0;
+}
+
 /* Takes (lock != 0) or releases the migration lock, waiting for it. */
 static int
 migrate_lock(struct db *db, int lock, char *err, size_t errlen)

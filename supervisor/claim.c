@@ -280,12 +280,19 @@ claim_slots(struct claim *cl, struct sched *s)
 	 * mean `latest` under the default overlap policy.
 	 */
 	for (int i = 0; i < plan.nfire; i++) {
-		if (s->running > 0 && s->overlap == SCHEDULE_OVERLAP_SKIP) {
+		/*
+		 * A once schedule's only slot can meet a run in flight only
+		 * when that run was triggered; skipping it would leave the
+		 * schedule active with nothing due, forever: it waits instead.
+		 */
+		if (s->running > 0 && s->overlap == SCHEDULE_OVERLAP_SKIP &&
+		    s->tm.kind != SCHED_KIND_ONCE) {
 			if (record_not_run(cl, s, "skipped", plan.fire[i],
 			        "the previous run was still running"))
 				return -1;
 		} else if (s->running + fired > 0 &&
-		    s->overlap == SCHEDULE_OVERLAP_BUFFER_ONE) {
+		    (s->overlap == SCHEDULE_OVERLAP_BUFFER_ONE ||
+		        s->tm.kind == SCHED_KIND_ONCE)) {
 			buffered = plan.fire[i];
 		} else {
 			if ((r = fire(cl, s, plan.fire[i], s->slot_seq, 0)) < 0)

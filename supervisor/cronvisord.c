@@ -468,17 +468,11 @@ static void
 setup_db(void)
 {
 	char err[CV_ERRLEN];
-	struct db_rows *rows;
 
 	if ((sv.db = db_open(sv.cf.database_url, err, sizeof(err))) == NULL)
 		fatalx("database: %s", err);
-	rows = db_query(sv.db, "SELECT max(version) FROM cronvisor_migrations",
-	    0, NULL, err, sizeof(err));
-	if (rows == NULL || db_rows_value(rows, 0, 0) == NULL)
-		fatalx("database has no cronvisor schema (run "
-		       "'cronvisorctl db migrate'): %s",
-		    rows ? "empty" : err);
-	db_rows_free(rows);
+	if (migrate_check(sv.db, err, sizeof(err)) == -1)
+		fatalx("database: %s", err);
 	if ((sv.id = peer_register(
 	         sv.db, sv.cf.supervisor_name, err, sizeof(err))) == -1 ||
 	    db_listen(sv.db, "cronvisor_wake", err, sizeof(err)) == -1)
@@ -496,6 +490,10 @@ main(int argc, char **argv)
 	io_fix_stdio();
 	log_init("cronvisord", LOG_LEVEL_INFO);
 	sv.config_path = CONFIG_PATH;
+	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+		usage(stdout); /* the GNU spelling, as cronvisorctl takes it */
+		return 0;
+	}
 	while ((c = getopt(argc, argv, "df:nh")) != -1)
 		switch (c) {
 		case 'd':

@@ -42,20 +42,22 @@
 	"WHERE id = $1"
 
 /*
- * The end of a triggered run.  It also releases a slot that `overlap:
- * buffer_one` held back because this run was in flight: the schedule is
- * active, nothing is due (next_run_at NULL), a slot is pending, no retry
- * waits, and no other run is in flight (a slot run's end releases it in
- * decide(); a retry in flight also leaves next_run_at NULL, but counts in
- * running).  `running` on the right is the value before this update.
+ * The end of a triggered run.  It also releases a slot held back because
+ * this run was in flight: the schedule is active, nothing is due
+ * (next_run_at NULL), a slot is pending, no retry waits, and no other run
+ * is in flight.  That is a slot of `overlap: buffer_one`, the slot of a
+ * once schedule (claim.c), or the slot a resume or a new timing left for
+ * the end of the runs in flight (api/schedules.c).  A slot run's end
+ * releases it in decide(); a retry or an `anchor: completion` run in
+ * flight also leaves next_run_at NULL, but counts in running.  `running`
+ * on the right is the value before this update.
  */
-#define TRIGGERED_SQL                                                           \
-	"UPDATE schedules SET running = greatest(running - 1, 0), "             \
-	"next_run_at = CASE WHEN status = 'active' AND overlap = 'buffer_one' " \
-	"AND next_run_at IS NULL AND next_slot_at IS NOT NULL AND "             \
-	"NOT retry_pending AND running <= 1 THEN next_slot_at "                 \
-	"ELSE next_run_at END, updated_at = now() WHERE id = $1 "               \
-	"RETURNING deleted_at IS NOT NULL"
+#define TRIGGERED_SQL                                                          \
+	"UPDATE schedules SET running = greatest(running - 1, 0), "            \
+	"next_run_at = CASE WHEN status = 'active' AND next_run_at IS NULL "   \
+	"AND next_slot_at IS NOT NULL AND NOT retry_pending AND "              \
+	"running <= 1 THEN next_slot_at ELSE next_run_at END, "                \
+	"updated_at = now() WHERE id = $1 RETURNING deleted_at IS NOT NULL"
 
 /* A deleted schedule goes once no run of it is in flight. */
 #define DROP_SQL                                                               \
@@ -89,42 +91,6 @@ num(char *buf, size_t len, int64_t v)
 {
 	snprintf(buf, len, "%lld", (long long)v);
 	return buf;
-}
-
-/*
- * The length of the valid UTF-8 sequence at p (left bytes remain), or 0:
- * no overlong forms, no surrogates, nothing past U+10FFFF, no NUL.
- */
-static size_t
-utf8_len(const unsigned char *p, size_t left)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	if (p[0] >= 0x01 && p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (p[0] == 0xe0)
-		lo = 0xa0; /* overlong */
-	else if (p[0] == 0xed)
-		hi = 0x9f; /* surrogates */
-	else if (p[0] == 0xf0)
-		lo = 0x90; /* overlong */
-	else if (p[0] == 0xf4)
-		hi = 0x8f; /* past U+10FFFF */
-	if (left < n || p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t k = 2; k < n; k++)
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-	return n;
 }
 
 /*

@@ -42,51 +42,20 @@ case $dir in
 esac
 marker=.cronvisor-api-harness
 src=$(cd "$(dirname "$0")/.." && pwd)
+# stack_*: the pieces this harness shares with scripts/dev-up.
+. "$src/scripts/stack-lib.sh"
 
 say() { echo "api-harness.sh: $*" >&2; }
 
 # alive PIDFILE WORD: the pid in PIDFILE if that process runs and its
 # command line mentions WORD (DIR), so a recycled pid is never signalled.
-alive() {
-	[ -s "$1" ] || return 1
-	p=$(head -n 1 "$1")
-	case $p in '' | *[!0-9]*) return 1 ;; esac
-	{ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -qF -- "$2" ||
-		return 1
-	echo "$p"
-}
+alive() { stack_pid "$1" "$2"; }
 
 # kill_wait PID: SIGTERM, up to 5 s, then SIGKILL and up to 2 s more.
-kill_wait() {
-	kill -TERM "$1" 2>/dev/null || return 0
-	i=0
-	while kill -0 "$1" 2>/dev/null && [ $i -lt 50 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	kill -0 "$1" 2>/dev/null || return 0
-	say "pid $1 ignored SIGTERM for 5 s; SIGKILL"
-	kill -KILL "$1" 2>/dev/null
-	i=0
-	while kill -0 "$1" 2>/dev/null && [ $i -lt 20 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
+kill_wait() { stack_kill_wait "$1" say; }
 
 # stop_proc NAME: stops the process of DIR/NAME.pid, removes the file.
-stop_proc() {
-	if p=$(alive "$dir/$1.pid" "$dir"); then
-		# nginx's workers are its children: if the master must be
-		# killed, they would be left behind.
-		kids=$(pgrep -P "$p" 2>/dev/null || true)
-		kill_wait "$p"
-		for k in $kids; do
-			kill -KILL "$k" 2>/dev/null || true
-		done
-	fi
-	rm -f "$dir/$1.pid"
-}
+stop_proc() { stack_stop "$dir/$1.pid" "$dir" "" say >/dev/null || true; }
 
 stop() {
 	[ -d "$dir" ] || return 0
@@ -129,26 +98,13 @@ fail() {
 
 # poll SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds;
 # 1 if it never did.
-poll() {
-	n=$(($1 * 10))
-	shift
-	i=0
-	while [ $i -lt $n ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
+poll() { stack_poll "$@"; }
 
 # api_listening: the API's socket is there, or the API is gone (poll stops).
 api_listening() {
 	[ -S "$dir/api.sock" ] || ! alive "$dir/api.pid" "$dir" >/dev/null
 }
-http_code_is() { # http_code_is WANT URL
-	[ "$(curl -s -o /dev/null -w '%{http_code}' --connect-timeout 1 \
-		--max-time 2 "$2")" = "$1" ]
-}
+http_code_is() { stack_http_code_is "$@"; } # http_code_is WANT URL
 
 supervisor_alive() { # supervisor_alive HEALTH-URL
 	curl -sf --max-time 2 "$1" |
@@ -156,12 +112,7 @@ supervisor_alive() { # supervisor_alive HEALTH-URL
 }
 
 # free_port: a loopback TCP port nobody listens on right now.
-free_port() {
-	python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
+free_port() { stack_free_port; }
 
 # token OWNER ROLE: a new token, made as an operator makes one.
 token() {
@@ -172,77 +123,23 @@ token() {
 
 # The daemons read CRONVISOR_* variables as configuration that overrides
 # their file: the caller's (a sourced env of another harness) must not leak.
-clean_env() {
-	for v in $(env | sed -n 's/^\(CRONVISOR_[A-Z_]*\)=.*/\1/p'); do
-		unset "$v"
-	done
-}
+clean_env() { stack_clean_env; }
 
 write_conf() {
-	cat >"$dir/cronvisor.conf" <<EOF
-database_url = "$url"
-receiver_url = "http://127.0.0.1:$port/receiver"
-supervisor_name = "api-harness"
-log_level = info
+	stack_write_conf "$dir/cronvisor.conf" "$url" "$port" "$dir/api.sock" \
+		api-harness "log_level = info
 heartbeat_seconds = 1
 lease_seconds = 3
 shutdown_grace_seconds = 5
-kill_grace_seconds = 1
-api_listen = "unix:$dir/api.sock"
-api_socket_mode = 0600
-api_socket_group = ""
-api_threads = 4
-api_max_body_bytes = 1048576
-EOF
+kill_grace_seconds = 1"
 }
 
-# nginx, as the current user: as root its workers would switch to nobody,
-# who cannot reach a 0600 socket, so the user directive keeps them root.
+# nginx, as the current user, with the shipped snippet, the stand-in
+# receiver (DIR/receiver.log) and DIR/static.json (bench/api.sh's yardstick).
 write_nginx() {
-	mkdir -p "$dir/tmp" "$dir/static"
-	# The snippet includes fastcgi_params relative to the configuration's
-	# directory, /etc/nginx when installed, DIR here.
-	cp /etc/nginx/fastcgi_params /etc/nginx/mime.types "$dir/" ||
-		fail "no /etc/nginx/fastcgi_params (install nginx)"
-	sed "s|unix:/run/cronvisor/api.sock|unix:$dir/api.sock|" \
-		"$src/packaging/nginx/cronvisor.conf" >"$dir/cronvisor-api.conf"
-	grep -qF "unix:$dir/api.sock" "$dir/cronvisor-api.conf" ||
-		fail "packaging/nginx/cronvisor.conf has no fastcgi_pass to rewrite"
-	user=""
-	[ "$(id -u)" = 0 ] && user="user $(id -un) $(id -gn);"
-	printf '{"static": true}\n' >"$dir/static/static.json"
-	cat >"$dir/nginx.conf" <<EOF
-$user
-worker_processes 2;
-daemon off;
-pid $dir/nginx.pid;
-error_log $dir/nginx.log warn;
-events { worker_connections 1024; }
-http {
-    include mime.types;
-    access_log off;
-    client_body_temp_path $dir/tmp/body;
-    fastcgi_temp_path $dir/tmp/fastcgi;
-    proxy_temp_path $dir/tmp/proxy;
-    scgi_temp_path $dir/tmp/scgi;
-    uwsgi_temp_path $dir/tmp/uwsgi;
-    log_format receiver '\$request_method \$uri \$status \$content_length \$content_type';
-    server {
-        listen 127.0.0.1:$port;
-        include $dir/cronvisor-api.conf;
-        # The stand-in receiver of schedules without a target.
-        location = /receiver {
-            access_log $dir/receiver.log receiver;
-            default_type application/json;
-            return 200 '{"ok": true}';
-        }
-        # A static file, the yardstick of bench/api.sh.
-        location = /static.json {
-            root $dir/static;
-        }
-    }
-}
-EOF
+	stack_write_nginx "$dir" "$port" "$dir/api.sock" "$dir/nginx.pid" \
+		"$dir/nginx.log" "$dir/receiver.log" "$src" 2>>"$dir/nginx.log" ||
+		fail "cannot write nginx's configuration: $(tail -n 1 "$dir/nginx.log")"
 }
 
 start() {

@@ -298,6 +298,33 @@ ok "runs of success" "$(hist "$good")" "succeeded 0 null fine"
 ok "runs of exit 3" "$(hist "$bad")" "failed 3 null oops"
 ok "runs of timeout" "$(hist "$slow")" "timed_out null null started"
 ok "runs of receiver" "$(hist "$recv")" 'succeeded null 200 {"ok": true}'
+
+# A new timing while a retry runs (next_run_at NULL, a run in flight)
+# leaves what comes next to the end of that run: no slot starts beside the
+# retry chain (none is skipped), and the chain goes on to its end.  The
+# same for a resume while a run is in flight.
+send POST /schedules "$A" '{"name": "retrying", "interval_seconds": 3600, "max_retries": 2, "backoff": "fixed", "retry_delay_seconds": 1, "start_at": "'"$(at_in 1)"'", "target": {"type": "exec", "argv": ["/bin/sh", "-c", "sleep 2; exit 1"]}}'
+rt=$(j .id)
+wait_api 20 '.runs | any(.attempt == 1 and .status == "running")' "/schedules/$rt/runs" "$A"
+ok "retry in flight" "$code $(j '[.runs[] | select(.status == "running") | .attempt] | map(tostring) | join(",")')" "200 1"
+send PATCH "/schedules/$rt" "$A" '{"start_at": "'"$(at_in 1)"'"}'
+ok "PATCH of the timing during a retry: 200, nothing due yet" "$code $(j .next_run_at)" "200 null"
+wait_api 25 '.status == "dead"' "/schedules/$rt" "$A"
+ok "the retry chain ran to its end" "$(j '[.status, .error_count] | map(tostring) | join(",")')" "dead,3"
+call GET "/schedules/$rt/runs" "$A"
+ok "no slot started beside the retry chain" "$(j '[.runs[] | "\(.attempt):\(.status)"] | reverse | join(",")')" \
+	"0:failed,1:failed,2:failed"
+
+send POST /schedules "$A" '{"name": "paused-while-running", "interval_seconds": 3600, "start_at": "'"$(at_in 1)"'", "anchor": "completion", "overlap": "allow", "target": {"type": "exec", "argv": ["/bin/sh", "-c", "sleep 3"]}}'
+pr=$(j .id)
+wait_api 20 '.runs_in_flight == 1' "/schedules/$pr" "$A"
+call POST "/schedules/$pr/pause" "$A"
+call POST "/schedules/$pr/resume" "$A"
+ok "resume with a run in flight: active, nothing due until it ends" "$code $(j '[.status, .next_run_at] | map(tostring) | join(",")')" "200 active,null"
+wait_api 20 '.runs_in_flight == 0 and .next_run_at != null' "/schedules/$pr" "$A"
+ok "its end scheduled the next run one interval later" "$(j '[.current_repeat, .runs_in_flight] | map(tostring) | join(",")')" "1,0"
+call GET "/schedules/$pr/runs" "$A"
+ok "one run only, no overlap" "$(j '.runs | length')" 1
 call GET "/schedules/$bad/runs" "$A"
 r=$(j '.runs[0].id')
 call GET "/runs/$r" "$A"

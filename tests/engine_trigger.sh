@@ -11,7 +11,8 @@
 # failure leaves the schedule's counters and status alone and a failure is
 # not retried; a paused schedule can be triggered; overlap skip records a
 # trigger during a run as skipped; a slot held back by buffer_one while a
-# triggered run runs starts when it ends; a deleted schedule's request is
+# triggered run runs starts when it ends, and so does a once schedule's
+# slot (whatever its overlap); a deleted schedule's request is
 # dropped; a schedule deleted during a run goes, with its runs, once that
 # run is recorded; a triggered run lost to kill -9 or interrupted by a stop
 # is not retried; two supervisors share 200 requests, each run once.
@@ -172,6 +173,18 @@ ok buffer-one-after-trigger "$(sql "SELECT count(*) FILTER (WHERE triggered) || 
 	bool_and(r.started_at >= (SELECT finished_at FROM runs WHERE id = '$r6')) FILTER (WHERE NOT triggered)
 	FROM runs r WHERE schedule_id = '$buf' AND status = 'succeeded'")" "1:true"
 ok buffer-one-state "$(sql "SELECT current_repeat, run_count, running FROM schedules WHERE id = '$buf'")" "1|1|0"
+
+# A once schedule (overlap skip) whose only slot comes due during a
+# triggered run: the slot waits for that run instead of being skipped
+# (which would leave the schedule active with nothing due), then runs.
+one=$(sql "INSERT INTO schedules (name, owner, next_run_at, next_slot_at,
+	kind, at, target) VALUES ('once-during-trigger', 'test',
+	now() + interval '1 second', now() + interval '1 second', 'once',
+	now() + interval '1 second', '$(exec_target "sleep 2")') RETURNING id")
+trig "$one" NULL >/dev/null
+wait_for 15 "SELECT status = 'done' FROM schedules WHERE id = '$one'"
+ok once-after-trigger "$(sql "SELECT string_agg(status || ':' || triggered, ',' ORDER BY triggered)
+	FROM runs WHERE schedule_id = '$one'")" "succeeded:false,succeeded:true"
 
 # A deleted schedule (a run still in flight, so the row is kept) drops a
 # request; once its run is recorded the schedule and its runs are gone.
