@@ -11,6 +11,7 @@
  * must be used by one thread at a time; distinct ones are independent.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,18 @@
 #define DB_MASK            "***" /* what a password becomes in messages */
 #define DB_CONNECT_TIMEOUT "10"  /* seconds, unless the conninfo says */
 #define DB_SECRETS_MAX     4     /* password spellings scrubbed */
+#define DB_STMT_MAX        64    /* statements prepared per connection */
+
+/*
+ * A statement prepared on the connection.  PostgreSQL spends most of a
+ * short statement's time parsing and planning it; the supervisor and the
+ * API run the same few dozen statements again and again, so each is
+ * prepared once per connection (named cv<index>) and executed by name.
+ */
+struct db_stmt {
+	char *sql;     /* its text, the key */
+	unsigned hash; /* of sql */
+};
 
 struct db {
 	PGconn *conn;     /* the connection, never NULL */
@@ -29,6 +42,8 @@ struct db {
 	enum db_err kind; /* what the last failure was */
 	char **channels;  /* channels LISTENed to, re-LISTENed by db_reset */
 	size_t nchannels; /* entries in channels */
+	struct db_stmt stmts[DB_STMT_MAX]; /* prepared on this connection */
+	size_t nstmts;                     /* entries in stmts */
 };
 
 struct db_rows {
@@ -254,6 +269,15 @@ db_open(const char *conninfo, char *err, size_t errlen)
 }
 
 /* Closes the connection and frees db; NULL is fine. */
+/* Forgets the prepared statements: the connection that had them is gone. */
+static void
+db_stmts_clear(struct db *db)
+{
+	for (size_t i = 0; i < db->nstmts; i++)
+		free(db->stmts[i].sql);
+	db->nstmts = 0;
+}
+
 void
 db_close(struct db *db)
 {
@@ -264,6 +288,7 @@ db_close(struct db *db)
 	for (size_t i = 0; i < db->nchannels; i++)
 		free(db->channels[i]);
 	free(db->channels);
+	db_stmts_clear(db);
 	free(db->conninfo);
 	free(db);
 }
@@ -284,6 +309,7 @@ db_ok(const struct db *db)
 int
 db_reset(struct db *db, char *err, size_t errlen)
 {
+	db_stmts_clear(db);
 	PQreset(db->conn);
 	if (PQstatus(db->conn) != CONNECTION_OK) {
 		db_fail(db, NULL, NULL, 0);
@@ -299,21 +325,63 @@ db_reset(struct db *db, char *err, size_t errlen)
 }
 
 /*
- * Runs sql with nparams text parameters ($1...; a NULL entry is SQL NULL).
- * Without parameters sql may hold several statements (a migration file).
+ * Runs sql with nparams text parameters ($1...; a NULL entry is SQL NULL),
+ * as a statement prepared on the connection (see struct db_stmt).
+ * Without parameters sql may hold several statements (a migration file)
+ * and runs as it is.
  * Returns the result of a successful command or query, or NULL after
  * db_fail().
  */
+/*
+ * The name of sql prepared on db (in name, 16 bytes), preparing it the
+ * first time; 0, or 1 when it is not prepared (the cache is full: run it
+ * unnamed), or -1 with *res holding the failed preparation.
+ */
+static int
+db_prepared(
+    struct db *db, const char *sql, int nparams, char *name, PGresult **res)
+{
+	unsigned h = 2166136261u;
+	size_t i;
+
+	for (const char *p = sql; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	for (i = 0; i < db->nstmts; i++)
+		if (db->stmts[i].hash == h &&
+		    strcmp(db->stmts[i].sql, sql) == 0)
+			break;
+	snprintf(name, 16, "cv%zu", i);
+	if (i < db->nstmts)
+		return 0;
+	if (i == DB_STMT_MAX || (db->stmts[i].sql = strdup(sql)) == NULL)
+		return 1;
+	*res = PQprepare(db->conn, name, sql, nparams, NULL);
+	if (*res == NULL || PQresultStatus(*res) != PGRES_COMMAND_OK) {
+		free(db->stmts[i].sql);
+		return -1;
+	}
+	PQclear(*res);
+	*res = NULL;
+	db->stmts[i].hash = h;
+	db->nstmts++;
+	return 0;
+}
+
 static PGresult *
 db_run(struct db *db, const char *sql, int nparams, const char *const *params,
     char *err, size_t errlen)
 {
-	PGresult *res;
+	PGresult *res = NULL;
 	ExecStatusType st;
+	char name[16];
+	int r;
 
 	if (nparams == 0)
 		res = PQexec(db->conn, sql);
-	else
+	else if ((r = db_prepared(db, sql, nparams, name, &res)) == 0)
+		res = PQexecPrepared(
+		    db->conn, name, nparams, params, NULL, NULL, 0);
+	else if (r == 1)
 		res = PQexecParams(
 		    db->conn, sql, nparams, NULL, params, NULL, NULL, 0);
 	st = res != NULL ? PQresultStatus(res) : PGRES_FATAL_ERROR;
