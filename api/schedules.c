@@ -248,6 +248,42 @@ no_receiver(
 }
 
 /*
+ * An http target whose URL names a host the configured host lists refuse
+ * (http_deny_hosts, or outside http_allow_hosts) as it is written; 1
+ * after answering 400 naming target.url.  Only the literal host is known
+ * here: the runner checks it again, with the addresses it resolves to
+ * and every redirect, and has the last word.
+ */
+static int
+denied_url(
+    const struct request *rq, const struct schedule_doc *d, struct response *rs)
+{
+	const char *url = json_string_value(json_object_get(d->target, "url"));
+	const char *allow = rq->cf->http_allow_hosts;
+	const char *deny = rq->cf->http_deny_hosts;
+	struct hostlist al, dl;
+	enum hostlist_verdict v = HOSTLIST_OK;
+	char host[512], err[CV_ERRLEN];
+	int printable = 1;
+
+	if (d->target_type != SCHEDULE_TARGET_HTTP || url == NULL ||
+	    hostlist_url_host(url, host, sizeof(host)) == -1)
+		return 0;
+	if (hostlist_parse(&al, allow ? allow : "", err, sizeof(err)) == 0 &&
+	    hostlist_parse(&dl, deny ? deny : "", err, sizeof(err)) == 0)
+		v = hostlist_check(&al, &dl, host, NULL);
+	hostlist_clear(&al);
+	hostlist_clear(&dl);
+	if (v == HOSTLIST_OK)
+		return 0;
+	for (const char *p = host; *p != '\0'; p++)
+		printable &= *p > 0x20 && *p < 0x7f && *p != '"';
+	api_error(rs, 400, "invalid_field", "target.url", "host \"%s\" %s",
+	    printable ? host : "?", hostlist_verdict_text(v));
+	return 1;
+}
+
+/*
  * The first slot of d from now as text parameters (epoch seconds), or
  * answers 400 and returns 1 when it has none.
  */
@@ -427,7 +463,7 @@ schedules_create(
 	if (!(d.present & (1u << SCHEDULE_F_TIMEOUT)))
 		d.timeout_seconds = rq->cf->default_timeout_seconds;
 	if (forbidden_fields(rq, &d, d.present, rs) ||
-	    no_receiver(rq, &d, rs) ||
+	    no_receiver(rq, &d, rs) || denied_url(rq, &d, rs) ||
 	    first_slot(&d, run, slot, sizeof(run), rs)) {
 		schedule_clear(&d);
 		return 0;
@@ -766,7 +802,7 @@ schedules_update(
 	json_decref(row);
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
-	        no_receiver(rq, &d, rs))) {
+	        (no_receiver(rq, &d, rs) || denied_url(rq, &d, rs)))) {
 		db_rollback(rq->db);
 		goto out;
 	}

@@ -11,6 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+static char *true_argv[] = {"/bin/true", NULL};
+static char **cmd = true_argv;
+
 static double
 now_s(void)
 {
@@ -26,7 +29,7 @@ start(void)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		execl("/bin/true", "true", (char *)NULL);
+		execv(cmd[0], cmd);
 		_exit(127);
 	}
 	if (pid == -1) {
@@ -65,6 +68,9 @@ int
 main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 3000;
+
+	if (argc > 2)
+		cmd = argv + 2;
 
 	printf("forkexec_1 %.0f\n", measure(n, 1));
 	printf("forkexec_2 %.0f\n", measure(n, 2));

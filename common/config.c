@@ -26,6 +26,7 @@
 #define CONFIG_LINE_MAX   4096          /* longest line, without its '\n' */
 #define CONFIG_FILE_MAX   (1024 * 1024) /* largest file config_load reads */
 #define CONFIG_URL_MAX    2048          /* longest URL or conninfo */
+#define CONFIG_HOSTS_MAX  4000          /* longest host list */
 #define CONFIG_ENV_PREFIX "CRONVISOR_"  /* prefix of the override variables */
 #define CONFIG_MASK       "***" /* what config_print shows for secrets */
 #define CONFIG_QUOTE_MAX  40    /* bytes of a value quoted in messages */
@@ -38,6 +39,7 @@ enum config_type {
 	CONFIG_TYPE_LEVEL,    /* enum log_level, by name */
 	CONFIG_TYPE_LISTEN,   /* char *, unix:/path or loopback:port min..max */
 	CONFIG_TYPE_MODE,     /* char *, octal permission bits min..max */
+	CONFIG_TYPE_HOSTS,    /* char *, a host list (hostlist.c), <= max */
 };
 
 struct config_key {
@@ -116,6 +118,13 @@ static const struct config_key config_keys[] = {
     CONFIG_KEY_INT(api_threads, 1, 1024, "8", "FastCGI worker threads"),
     CONFIG_KEY_INT(api_max_body_bytes, 1024, 67108864, "1048576",
         "largest request body the API accepts"),
+    CONFIG_KEY(http_allow_hosts, char *, CONFIG_TYPE_HOSTS, 0, CONFIG_HOSTS_MAX,
+        "", "hosts HTTP targets may reach; \"\" = any"),
+    CONFIG_KEY(http_deny_hosts, char *, CONFIG_TYPE_HOSTS, 0, CONFIG_HOSTS_MAX,
+        "169.254.0.0/16,fe80::/10,fd00:ec2::254",
+        "hosts HTTP targets may never reach; wins over allow"),
+    CONFIG_KEY_INT(http_max_redirects, 0, 20, "0",
+        "redirects an HTTP target follows, each hop checked"),
 };
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 
@@ -310,6 +319,21 @@ config_check_mode(
 	return 0;
 }
 
+/*
+ * Checks a host list (http_allow_hosts, http_deny_hosts): every element a
+ * name, *.suffix, address or CIDR block (common/hostlist.c).  The config
+ * keeps the text; the runner and the API parse it where they use it.
+ */
+static int
+config_check_hosts(const char *v, char *why, size_t whylen)
+{
+	struct hostlist hl;
+	int r = hostlist_parse(&hl, v, why, whylen);
+
+	hostlist_clear(&hl);
+	return r;
+}
+
 /* Stores a copy of v in *field, freeing the old value. */
 static int
 config_set_string(char **field, const char *v, char *why, size_t whylen)
@@ -355,6 +379,10 @@ config_set(struct config *cf, const struct config_key *k, const char *v,
 		if (config_check_mode(k, v, why, whylen) == -1)
 			return -1;
 		break;
+	case CONFIG_TYPE_HOSTS:
+		if (config_check_hosts(v, why, whylen) == -1)
+			return -1;
+		/* FALLTHROUGH */
 	case CONFIG_TYPE_STRING:
 	case CONFIG_TYPE_CONNINFO:
 		if (strlen(v) > (size_t)k->max) {

@@ -286,6 +286,26 @@ int result_reader_feed(struct result_reader *rd, const unsigned char *data,
     size_t len, size_t *used, struct result *out, char *err, size_t errlen);
 int result_reader_eof(struct result_reader *rd, char *err, size_t errlen);
 
+/* hostlist.c: allow and deny lists of HTTP hosts, names and CIDR blocks. */
+struct hostlist_entry;
+struct hostlist {
+	struct hostlist_entry *e; /* the elements, in the order written */
+	size_t n;                 /* how many; 0: the empty list */
+};
+enum hostlist_verdict {
+	HOSTLIST_OK,          /* neither denied nor outside the allow list */
+	HOSTLIST_DENIED,      /* the host or the address is on the deny list */
+	HOSTLIST_NOT_ALLOWED, /* an allow list is set and does not have it */
+};
+int hostlist_parse(
+    struct hostlist *hl, const char *text, char *err, size_t errlen);
+void hostlist_clear(struct hostlist *hl);
+int hostlist_match(const struct hostlist *hl, const char *host, const char *ip);
+enum hostlist_verdict hostlist_check(const struct hostlist *allow,
+    const struct hostlist *deny, const char *host, const char *ip);
+int hostlist_url_host(const char *url, char *host, size_t len);
+const char *hostlist_verdict_text(enum hostlist_verdict v);
+
 /* config.c: /etc/cronvisor/cronvisor.conf and its environment overrides. */
 #define CONFIG_PATH "/etc/cronvisor/cronvisor.conf"
 struct config {
@@ -312,6 +332,9 @@ struct config {
 	char *api_socket_group;          /* group of the API socket, "" = own */
 	int64_t api_threads;             /* FastCGI worker threads */
 	int64_t api_max_body_bytes;      /* largest request body accepted */
+	char *http_allow_hosts;          /* hostlist.c: "" = any host */
+	char *http_deny_hosts;           /* hostlist.c: refused, wins */
+	int64_t http_max_redirects;      /* redirects an HTTP target follows */
 };
 void config_defaults(struct config *cf);
 int config_parse(struct config *cf, const char *text, size_t len,

@@ -165,21 +165,65 @@ child_check(const struct run_spec *spec)
 	return NULL;
 }
 
+#ifdef CV_TESTING
+/*
+ * Test builds only: tests/CMakeLists.txt compiles this file with
+ * CV_TESTING into cronvisord-faults, a supervisor that is never installed;
+ * the cronvisord that is built and packaged has no such code.  A run of a
+ * schedule named "cv-test-fault-MODE" runs its target as usual and then,
+ * instead of its one good frame, closes the pipe without a byte (close),
+ * writes bytes that are no frame at all (garbage), a frame of the right
+ * length whose payload is not msgpack (badpack), or the first half of the
+ * real frame (truncate) — and exits 0, as a runner that lied would.  What
+ * the supervisor makes of each is tests/hostile.sh's to check.
+ */
+static void
+child_fault(const struct run_spec *spec, int result_fd,
+    const unsigned char *buf, size_t len)
+{
+	static const char prefix[] = "cv-test-fault-";
+	static const unsigned char badpack[] = {
+	    0, 0, 0, 8, 0xc1, 0xc1, 0xc1, 0xc1, 0xc1, 0xc1, 0xc1, 0xc1};
+	static const char garbage[] = "this is not a result frame\n";
+	const char *mode;
+
+	if (spec->schedule == NULL ||
+	    strncmp(spec->schedule, prefix, sizeof(prefix) - 1) != 0)
+		return;
+	mode = spec->schedule + sizeof(prefix) - 1;
+	log_warnx("test build: result fault \"%s\"", mode);
+	if (strcmp(mode, "garbage") == 0)
+		(void)io_write_all(result_fd, garbage, sizeof(garbage) - 1);
+	else if (strcmp(mode, "badpack") == 0)
+		(void)io_write_all(result_fd, badpack, sizeof(badpack));
+	else if (strcmp(mode, "truncate") == 0)
+		(void)io_write_all(result_fd, buf, len / 2);
+	else if (strcmp(mode, "close") != 0)
+		return;
+	_exit(0);
+}
+#endif
+
 /* Writes res as the one result frame and exits: 0 if it was written. */
 static _Noreturn void
-child_send(int result_fd, struct result *res)
+child_send(const struct run_spec *spec, int result_fd, struct result *res)
 {
 	unsigned char *buf;
 	size_t len;
-	int rc = 2;
 
-	if (result_encode(res, &buf, &len) == -1)
+	(void)spec; /* read only by the test builds' child_fault() */
+	if (result_encode(res, &buf, &len) == -1) {
 		log_warn("cannot encode the result");
-	else if (io_write_all(result_fd, buf, len) == -1)
+		_exit(2);
+	}
+#ifdef CV_TESTING
+	child_fault(spec, result_fd, buf, len);
+#endif
+	if (io_write_all(result_fd, buf, len) == -1) {
 		log_warn("cannot write the result");
-	else
-		rc = 0;
-	_exit(rc);
+		_exit(2);
+	}
+	_exit(0);
 }
 
 /*
@@ -200,18 +244,18 @@ child_main(const struct run_spec *spec, int result_fd, pid_t parent)
 	    spec->schedule != NULL ? spec->schedule : "?");
 	result_init(&res);
 	if ((sfd = child_isolate(&result_fd, parent, &res)) == -1)
-		child_send(result_fd, &res);
+		child_send(spec, result_fd, &res);
 	if ((bad = child_check(spec)) != NULL) {
 		errno = 0;
 		child_error(&res, 0, bad);
-		child_send(result_fd, &res);
+		child_send(spec, result_fd, &res);
 	}
 	alarm(spec->timeout < UINT_MAX ? (unsigned)spec->timeout : UINT_MAX);
 	if (spec->target == RUN_TARGET_EXEC)
 		exec_run(spec, sfd, &res);
 	else
 		http_run(spec, sfd, &res);
-	child_send(result_fd, &res);
+	child_send(spec, result_fd, &res);
 }
 
 /*

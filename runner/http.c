@@ -13,18 +13,30 @@
  *    friends from the environment by default, and the supervisor's
  *    environment (a systemd unit, a shell) is not the schedule's choice;
  *    a proxy picked up by accident would see every payload.
- *  - Redirects are not followed: a 3xx is a failure that names the
- *    Location.  Following one would turn a POST into a GET (libcurl's
- *    browser rules for 301-303) or carry the payload and its headers to
- *    another host; the schedule should name the final URL.
+ *  - Redirects are not followed unless http_max_redirects says so: a 3xx
+ *    is then a failure that names the Location.  Following one turns a
+ *    POST into a GET (libcurl's browser rules for 301-303) and carries the
+ *    payload to another host; the schedule should name the final URL.
+ *  - Every host is checked against http_allow_hosts and http_deny_hosts
+ *    (common/hostlist.c), three times: the URL's host before anything
+ *    happens; every address libcurl is about to connect to, in its
+ *    open-socket callback, with the host of the URL of that moment (so a
+ *    redirect hop and a name that resolves to a denied address are both
+ *    refused before a connection exists); and every request before it is
+ *    sent, in the pre-request callback, with the address of the
+ *    connection (which covers a reused one).  A refusal fails the run and
+ *    is not retried: the same URL would be refused again.
  *  - Success is a 2xx.  Any other status fails and may be retried, unless
  *    the body is JSON with "retryable": false (seed 002's receivers say so
  *    for requests they will never accept).
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <curl/curl.h>
@@ -47,7 +59,112 @@ struct http_call {
 	CURLcode code;                /* how the transfer ended */
 	int timed_out;                /* 1: SIGALRM ended it */
 	int interrupted;              /* 1: SIGTERM ended it */
+	struct hostlist allow;        /* http_allow_hosts, parsed */
+	struct hostlist deny;         /* http_deny_hosts, parsed */
+	char refused[1024];           /* why a host was refused, "" if not */
 };
+
+/*
+ * Copies the host of url into host (len bytes) as libcurl reads it
+ * (percent escapes decoded, IPv6 in brackets); falls back to the plain
+ * reading of hostlist_url_host().  Returns 0, or -1 if there is none.
+ */
+static int
+http_host(const char *url, char *host, size_t len)
+{
+	CURLU *u = curl_url();
+	char *h = NULL;
+	int rc = -1;
+
+	if (u != NULL && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &h, CURLU_URLDECODE) == CURLUE_OK &&
+	    h[0] != '\0' && strlen(h) < len) {
+		memcpy(host, h, strlen(h) + 1);
+		rc = 0;
+	}
+	curl_free(h);
+	curl_url_cleanup(u);
+	return rc == 0 ? 0 : hostlist_url_host(url, host, len);
+}
+
+/*
+ * The allow/deny verdict on the request of the moment: the host of url
+ * (NULL: libcurl's effective URL, which follows the redirects) and ip,
+ * the address connected to (NULL: not known yet).  Returns 0 if it may
+ * go on, else -1 with the reason in c->refused.
+ */
+static int
+http_guard(struct http_call *c, const char *url, const char *ip)
+{
+	char host[512];
+	enum hostlist_verdict v;
+
+	if (url == NULL &&
+	    (curl_easy_getinfo(c->easy, CURLINFO_EFFECTIVE_URL, &url) !=
+	            CURLE_OK ||
+	        url == NULL))
+		url = "";
+	if (http_host(url, host, sizeof(host)) == -1) {
+		snprintf(c->refused, sizeof(c->refused),
+		    "refused: no host in the URL");
+		return -1;
+	}
+	if ((v = hostlist_check(&c->allow, &c->deny, host, ip)) == HOSTLIST_OK)
+		return 0;
+	if (ip != NULL)
+		snprintf(c->refused, sizeof(c->refused),
+		    "refused: host \"%.255s\" (address %s) %s", host, ip,
+		    hostlist_verdict_text(v));
+	else
+		snprintf(c->refused, sizeof(c->refused),
+		    "refused: host \"%.255s\" %s", host,
+		    hostlist_verdict_text(v));
+	return -1;
+}
+
+/*
+ * libcurl's open-socket callback: the last moment before a connection,
+ * with the address it is for.  A refused address gets no socket, which
+ * libcurl takes as a failed connect (and tries the name's next address,
+ * if it has one).
+ */
+static curl_socket_t
+http_opensocket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct http_call *c = arg;
+	char ip[INET6_ADDRSTRLEN] = "";
+	const void *in = NULL;
+
+	(void)purpose;
+	if (a->family == AF_INET)
+		in = &((const struct sockaddr_in *)(const void *)&a->addr)
+		          ->sin_addr;
+	else if (a->family == AF_INET6)
+		in = &((const struct sockaddr_in6 *)(const void *)&a->addr)
+		          ->sin6_addr;
+	if (in == NULL || inet_ntop(a->family, in, ip, sizeof(ip)) == NULL) {
+		snprintf(c->refused, sizeof(c->refused),
+		    "refused: not an IP address to connect to");
+		return CURL_SOCKET_BAD;
+	}
+	if (http_guard(c, NULL, ip) == -1)
+		return CURL_SOCKET_BAD;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* libcurl's pre-request callback: each request, on the connection used. */
+static int
+http_prereq(void *arg, char *primary_ip, char *local_ip, int primary_port,
+    int local_port)
+{
+	struct http_call *c = arg;
+
+	(void)local_ip;
+	(void)primary_port;
+	(void)local_port;
+	return http_guard(c, NULL, primary_ip) == 0 ? CURL_PREREQFUNC_OK
+	                                            : CURL_PREREQFUNC_ABORT;
+}
 
 /* libcurl's body callback: the tail for the output, the head to parse. */
 static size_t
@@ -107,7 +224,14 @@ http_setup(struct http_call *c, const struct run_spec *spec)
 	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)spec->timeout * 1000);
 	rc |= curl_easy_setopt(
 	    h, CURLOPT_PROXY, spec->proxy != NULL ? spec->proxy : "");
-	rc |= curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	rc |= curl_easy_setopt(
+	    h, CURLOPT_FOLLOWLOCATION, spec->max_redirects > 0 ? 1L : 0L);
+	rc |= curl_easy_setopt(h, CURLOPT_MAXREDIRS, spec->max_redirects);
+	rc |= curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	rc |= curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, http_opensocket);
+	rc |= curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, c);
+	rc |= curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, http_prereq);
+	rc |= curl_easy_setopt(h, CURLOPT_PREREQDATA, c);
 	rc |= curl_easy_setopt(h, CURLOPT_USERAGENT, "cronvisor/" CV_VERSION);
 	rc |= curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->hdrs);
 	rc |= curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
@@ -202,7 +326,7 @@ http_response(struct http_call *c, struct result *res, char *msg, size_t len)
 	if (status >= 300 && status <= 399 && loc != NULL)
 		snprintf(msg, len,
 		    "HTTP %ld (redirects are not followed; "
-		    "Location: %s)",
+		    "Location: %.1024s)",
 		    status, loc);
 	else
 		snprintf(msg, len, "HTTP %ld", status);
@@ -229,6 +353,16 @@ http_outcome(struct http_call *c, const struct run_spec *spec,
 	} else if (c->interrupted) {
 		res->status = RESULT_ERROR;
 		snprintf(msg, len, "interrupted: the runner was told to stop");
+	} else if (c->code != CURLE_OK && c->refused[0] != '\0') {
+		res->status = RESULT_ERROR;
+		res->retryable = 0;
+		snprintf(msg, len, "%s", c->refused);
+	} else if (c->code == CURLE_TOO_MANY_REDIRECTS) {
+		res->status = RESULT_FAILED;
+		res->retryable = 0;
+		snprintf(msg, len,
+		    "more than %ld redirects (http_max_redirects)",
+		    spec->max_redirects);
 	} else if (c->code == CURLE_OK) {
 		http_response(c, res, msg, len);
 	} else if (c->code == CURLE_UNSUPPORTED_PROTOCOL ||
@@ -269,6 +403,33 @@ http_clear(struct http_call *c)
 		curl_multi_cleanup(c->multi);
 	curl_slist_free_all(c->hdrs);
 	tail_clear(&c->tail);
+	hostlist_clear(&c->allow);
+	hostlist_clear(&c->deny);
+}
+
+/*
+ * Parses the run's host lists into c and checks the URL's own host, before
+ * any name is resolved.  Returns 0, or -1 with the reason in msg.
+ */
+static int
+http_precheck(
+    struct http_call *c, const struct run_spec *spec, char *msg, size_t len)
+{
+	char why[CV_ERRLEN];
+
+	if (hostlist_parse(&c->allow,
+	        spec->allow_hosts ? spec->allow_hosts : "", why,
+	        sizeof(why)) == -1 ||
+	    hostlist_parse(&c->deny, spec->deny_hosts ? spec->deny_hosts : "",
+	        why, sizeof(why)) == -1) {
+		snprintf(msg, len, "bad host list: %s", why);
+		return -1;
+	}
+	if (http_guard(c, spec->url, NULL) == -1) {
+		snprintf(msg, len, "%s", c->refused);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -290,8 +451,12 @@ http_run(const struct run_spec *spec, int sfd, struct result *res)
 	getrusage(RUSAGE_SELF, &r0);
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
 	    tail_init(&c->tail,
-	        cap < RESULT_OUTPUT_MAX ? cap : RESULT_OUTPUT_MAX) == -1 ||
-	    http_setup(c, spec) == -1) {
+	        cap < RESULT_OUTPUT_MAX ? cap : RESULT_OUTPUT_MAX) == -1) {
+		snprintf(msg, sizeof(msg), "cannot set up the HTTP request");
+	} else if (http_precheck(c, spec, msg, sizeof(msg)) == -1) {
+		res->status = RESULT_ERROR;
+		res->retryable = 0;
+	} else if (http_setup(c, spec) == -1) {
 		snprintf(msg, sizeof(msg), "cannot set up the HTTP request");
 	} else if (http_loop(c, sfd) == -1) {
 		snprintf(msg, sizeof(msg), "libcurl's multi interface failed");
@@ -309,4 +474,5 @@ http_run(const struct run_spec *spec, int sfd, struct result *res)
 		res->error = strdup(msg);
 	if (c != NULL)
 		http_clear(c);
+	free(c);
 }

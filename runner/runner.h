@@ -62,6 +62,9 @@ struct run_spec {
 	const void *body;           /* HTTP: request body, NULL: none */
 	size_t body_len;            /* HTTP: bytes in body */
 	const char *proxy;          /* HTTP: proxy URL; NULL: none, ever */
+	const char *allow_hosts;    /* HTTP: hostlist text; NULL, "": any */
+	const char *deny_hosts;     /* HTTP: hostlist text, wins; NULL: none */
+	long max_redirects;         /* HTTP: redirects followed, each checked */
 	int64_t timeout;            /* seconds the target may take, >= 1 */
 	int64_t kill_grace;         /* seconds from SIGTERM to SIGKILL, >= 0 */
 	size_t output_tail;       /* output bytes kept, <= RESULT_OUTPUT_MAX */

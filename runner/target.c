@@ -3,14 +3,15 @@
  * to execve().  It puts itself in a process group of its own, gets
  * /dev/null as stdin and the output pipe as stdout and stderr, changes
  * directory, takes the run's resource limits, gives up root if the run
- * names a user (groups, then gid, then uid, then no_new_privs), and
- * executes argv with exactly the run's environment: no shell, and a PATH
- * search only for a bare name.  Any step that fails is reported through
- * the status pipe (close-on-exec, so a successful execve() closes it
- * empty): the stage and errno, which target_describe() turns into the
- * precise error the run records, instead of a guess from exit status 127.
- * Between fork() and execve() nothing here allocates: once RLIMIT_AS is
- * set, an allocation in a sanitizer runtime could fail.
+ * names a user (groups, then gid, then uid), sets no_new_privs for every
+ * run (see target_user()), and executes argv with exactly the run's
+ * environment: no shell, and a PATH search only for a bare name.  Any
+ * step that fails is reported through the status pipe (close-on-exec, so
+ * a successful execve() closes it empty): the stage and errno, which
+ * target_describe() turns into the precise error the run records, instead
+ * of a guess from exit status 127.  Between fork() and execve() nothing
+ * here allocates: once RLIMIT_AS is set, an allocation in a sanitizer
+ * runtime could fail.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -111,15 +112,12 @@ target_limits(const struct run_limits *l)
 
 /*
  * Becomes spec->uid/gid for good: supplementary groups cleared, the gid
- * set before the uid (after setuid() we could no longer change it), and
- * no_new_privs so that no setuid binary gives anything back.  A runner
- * that is not root can only "switch" to the user it already is.
+ * set before the uid (after setuid() we could no longer change it).  A
+ * runner that is not root can only "switch" to the user it already is.
  */
 static int
-target_user(const struct run_spec *spec)
+target_switch(const struct run_spec *spec)
 {
-	if (!spec->run_as)
-		return 0;
 	if (geteuid() != 0) {
 		if (getuid() == spec->uid && getgid() == spec->gid)
 			return 0;
@@ -133,6 +131,23 @@ target_user(const struct run_spec *spec)
 		errno = EPERM;
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The run's user, then no_new_privs for every run, with or without
+ * run_as: no set-user-ID program or file capability gives a job more than
+ * the runner handed it.  The packaged unit (NoNewPrivileges=yes) already
+ * does that for every run; setting it here gives a supervisor started any
+ * other way the same promise.  It takes nothing from a root job (root
+ * keeps its capabilities across execve), and a run_as job cannot get root
+ * back through sudo or su.
+ */
+static int
+target_user(const struct run_spec *spec)
+{
+	if (spec->run_as && target_switch(spec) == -1)
+		return -1;
 	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 }
 

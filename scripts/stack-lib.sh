@@ -194,6 +194,8 @@ EOF
 #                   its fastcgi_pass rewritten to unix:SOCKET
 #   /receiver       the stand-in receiver of schedules without a target:
 #                   200 {"ok": true}, one line per request in RECEIVER-LOG
+#   /redirect-to/H  302 to http://H:PORT/landing, and /landing (200), both
+#                   logged in RECEIVER-LOG: the host-list tests' redirects
 #   /static.json    a static file (readiness check, bench/api.sh's yardstick)
 # nginx's pid goes to PIDFILE, its errors to LOG.  As root its workers
 # would switch to nobody, who cannot reach a 0600 socket, so the user
@@ -238,6 +240,18 @@ http {
         include $_stk_d/cronvisor-api.conf;
         # The stand-in receiver of schedules without a target.
         location = /receiver {
+            access_log $6 receiver;
+            default_type application/json;
+            return 200 '{"ok": true}';
+        }
+        # For the tests of the HTTP host lists (tests/security.sh):
+        # /redirect-to/HOST answers 302 to http://HOST:PORT/landing, and
+        # /landing answers like /receiver; both are logged with it.
+        location ~ ^/redirect-to/([A-Za-z0-9.:-]+)\$ {
+            access_log $6 receiver;
+            return 302 http://\$1:$2/landing;
+        }
+        location = /landing {
             access_log $6 receiver;
             default_type application/json;
             return 200 '{"ok": true}';

@@ -86,6 +86,7 @@ struct claim {
 	const struct config *cf; /* defaults for run specs */
 	int64_t sv_id;           /* our lease: the fencing token */
 	int64_t now;             /* when the claim began */
+	int limit;               /* runs this claim may start at most */
 	struct job *jobs;        /* runs to start, newest first */
 	int njobs;               /* entries in jobs */
 	char *err;               /* the caller's message buffer */
@@ -267,7 +268,7 @@ static int
 claim_slots(struct claim *cl, struct sched *s)
 {
 	static _Thread_local struct slot_plan plan;
-	int64_t fired = 0, buffered = CV_NEVER;
+	int64_t fired = 0, buffered = CV_NEVER, held = CV_NEVER;
 	int r;
 
 	slot_plan(&s->tm, &s->cu, s->next_slot_at, cl->now, &plan);
@@ -294,6 +295,20 @@ claim_slots(struct claim *cl, struct sched *s)
 		    (s->overlap == SCHEDULE_OVERLAP_BUFFER_ONE ||
 		        s->tm.kind == SCHED_KIND_ONCE)) {
 			buffered = plan.fire[i];
+		} else if ((fired > 0 &&
+		               s->overlap != SCHEDULE_OVERLAP_ALLOW) ||
+		    cl->njobs >= cl->limit) {
+			/*
+			 * The slots a plan has left run one after the other
+			 * (catch_up: all): a schedule holds one pending item,
+			 * so two of its runs in flight that both failed would
+			 * keep one retry and lose the other.  Nor may a claim
+			 * start more runs than it has room for.  The first
+			 * slot not fired stays pending; the next plan, when
+			 * the run ends or at the next claim, starts from it.
+			 */
+			held = plan.fire[i];
+			break;
 		} else {
 			if ((r = fire(cl, s, plan.fire[i], s->slot_seq, 0)) < 0)
 				return -1;
@@ -303,6 +318,9 @@ claim_slots(struct claim *cl, struct sched *s)
 	}
 	if (buffered != CV_NEVER)
 		return update(cl, s, CV_NEVER, buffered, fired);
+	if (held != CV_NEVER) /* due again when the run ends, or now */
+		return update(cl, s,
+		    fired > 0 || s->running > 0 ? CV_NEVER : held, held, fired);
 	if (s->anchor_completion && fired > 0)
 		return update(cl, s, CV_NEVER, CV_NEVER, fired);
 	return update(cl, s, start_time(s, plan.next), plan.next, fired);
@@ -504,7 +522,7 @@ int
 claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen)
 {
-	struct claim cl = {db, cf, sv_id, 0, NULL, 0, err, errlen};
+	struct claim cl = {db, cf, sv_id, 0, limit, NULL, 0, err, errlen};
 	char now[32];
 	struct timespec ts;
 	int ntrig = 0, nsched = 0;

@@ -318,23 +318,92 @@ db_reconnect(void)
 	}
 	log_info("database is back");
 	sv.db_down = 0;
+	sv.heartbeat_ms = 0; /* and reconcile() at once */
 	sv.dbfd = db_fd(sv.db);
 	if (epoll_ctl(sv.epfd, EPOLL_CTL_ADD, sv.dbfd, &ev) == -1)
 		fatal("epoll_ctl");
 	sv.want_claim = 1;
 }
 
+/* peer_reap_orphans()'s question: is run id one of our live jobs? */
+static int
+job_ours(const char *id, void *arg)
+{
+	for (struct job *j = sv.jobs; j; j = j->next)
+		if (j->state != JOB_DONE && strcmp(j->run_id, id) == 0) {
+			j->seen = *(int64_t *)arg;
+			return 1;
+		}
+	return 0;
+}
+
 /*
- * Heartbeat, lost runs, history and deleted schedules left behind, every
- * heartbeat_seconds.
+ * Squares our runs in the database with our jobs.  A row `running` under
+ * our lease without a job is declared lost (its claim's COMMIT went
+ * through although the connection failed under it, or a result's commit
+ * was lost with the server).  A runner whose row is no longer ours (a
+ * peer declared it lost while we were cut off or frozen) is stopped: its
+ * slot is retried elsewhere, and its result would be refused anyway.
+ */
+static int
+reconcile(int64_t now_ms, char *err, size_t errlen)
+{
+	static int64_t round;
+	int n;
+
+	round++;
+	if ((n = peer_reap_orphans(
+	         sv.db, sv.id, job_ours, &round, err, errlen)) == -1)
+		return -1;
+	if (n > 0)
+		log_warnx("%d runs of this supervisor had no runner; "
+		          "declared lost",
+		    n);
+	for (struct job *j = sv.jobs; j; j = j->next)
+		if (j->state == JOB_RUNNING && j->seen != round &&
+		    j->cause == REAP_EXITED) {
+			log_warnx("run %s: no longer ours in the database (a "
+			          "peer declared it lost); stopping its runner",
+			    j->run_id);
+			job_interrupt(j, now_ms, sv.cf.kill_grace_seconds);
+		}
+	return 0;
+}
+
+/*
+ * A supervisor whose row was retired (stopped_at set by a restart of the
+ * same name) is no longer one: its runs are declared lost by the others.
+ * It claims nothing more, stops its runners at once and exits non-zero.
+ */
+static void
+retire(int64_t now_ms)
+{
+	if (sv.retired)
+		return;
+	log_warnx("this supervisor (id %lld) was retired by another; "
+	          "stopping its runs and exiting",
+	    (long long)sv.id);
+	sv.retired = 1;
+	sv.stopping = 1;
+	sv.stop_ms = now_ms;
+}
+
+/*
+ * Heartbeat, our runs squared with our jobs, lost runs, history and
+ * deleted schedules left behind, every heartbeat_seconds.
  */
 static void
 heartbeat(int64_t now_ms)
 {
 	char err[CV_ERRLEN];
+	int r;
 
 	sv.heartbeat_ms = now_ms + sv.cf.heartbeat_seconds * 1000;
-	if (peer_heartbeat(sv.db, sv.id, err, sizeof(err)) == -1 ||
+	if ((r = peer_heartbeat(sv.db, sv.id, err, sizeof(err))) == 0) {
+		retire(now_ms);
+		return;
+	}
+	if (r == -1 || reconcile(now_ms, err, sizeof(err)) == -1 ||
 	    peer_reap_lost(
 	        sv.db, sv.id, sv.cf.lease_seconds, err, sizeof(err)) == -1 ||
 	    prune_run(sv.db, err, sizeof(err)) == -1 ||
@@ -528,11 +597,11 @@ main(int argc, char **argv)
 	setup_db();
 	setup_loop();
 	loop();
-	if (peer_stop(sv.db, sv.id, err, sizeof(err)) == -1)
+	if (!sv.retired && peer_stop(sv.db, sv.id, err, sizeof(err)) == -1)
 		log_warnx("database: %s", err);
 	log_info("stopped");
 	db_close(sv.db);
 	config_clear(&sv.cf);
 	tz_cache_clear();
-	return 0;
+	return sv.retired ? 1 : 0;
 }

@@ -103,6 +103,8 @@ struct job {
 	enum frame_state fs;         /* how the frame went */
 	char frame_err[CV_ERRLEN];   /* why it was bad */
 	struct verdict verdict;      /* the run's status, once ENDED */
+	int64_t ended_us;            /* when it ended, CLOCK_REALTIME us */
+	int64_t seen;                /* reconcile() round that found its row */
 	struct job *next;            /* list of jobs */
 };
 
@@ -122,6 +124,7 @@ struct supervisor {
 	int64_t stop_ms;         /* when running runs get interrupted */
 	int64_t heartbeat_ms;    /* next heartbeat, CLOCK_MONOTONIC ms */
 	int64_t poll_ms;         /* next claim whatever the timer says */
+	int retired;             /* our supervisors row was retired */
 	int db_down;             /* the connection is lost */
 	int64_t db_retry_ms;     /* next reconnect attempt */
 	int64_t db_backoff_ms;   /* and the wait after it */
@@ -158,6 +161,8 @@ int peer_heartbeat(struct db *db, int64_t id, char *err, size_t errlen);
 int peer_stop(struct db *db, int64_t id, char *err, size_t errlen);
 int peer_reap_lost(
     struct db *db, int64_t self, int64_t lease, char *err, size_t errlen);
+int peer_reap_orphans(struct db *db, int64_t self,
+    int (*ours)(const char *, void *), void *arg, char *err, size_t errlen);
 
 /* prune.c: history retention. */
 void prune_note(const char *id);

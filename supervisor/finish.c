@@ -18,8 +18,15 @@
 
 #include "cronvisord.h"
 
+/*
+ * finished_at is when the run ended ($14, on the supervisor's clock, the
+ * one it claims by), not when its result could be written: the database
+ * may have been away meanwhile.  A run declared lost has no end of its
+ * own ($14 NULL): it ends when it is declared.
+ */
 #define RUN_SQL                                                                \
-	"UPDATE runs SET status = $3, finished_at = now(), "                   \
+	"UPDATE runs SET status = $3, finished_at = greatest(started_at, "     \
+	"coalesce(to_timestamp($14::float8 / 1e6), now())), "                  \
 	"duration_ms = $4, exit_code = $5, signal = $6, http_status = $7, "    \
 	"cpu_user_ms = $8, cpu_sys_ms = $9, max_rss_kb = $10, output = $11, "  \
 	"error = $12, pid = $13 "                                              \
@@ -140,7 +147,7 @@ write_run(struct db *db, int64_t lease, const struct job *j, int bare,
 	int ok = j->fs == FRAME_OK;
 	const char *msg =
 	    bare ? "the result's text could not be stored" : j->verdict.error;
-	char b[9][24], *out, *error;
+	char b[10][24], *out, *error;
 	struct db_rows *rows = NULL;
 	int n = -1;
 
@@ -148,7 +155,7 @@ write_run(struct db *db, int64_t lease, const struct job *j, int bare,
 	    ok && !bare ? r->output_len : 0);
 	error = output_text(msg, strlen(msg));
 	if (out && error) {
-		const char *p[13] = {j->run_id, num(b[0], 24, lease),
+		const char *p[14] = {j->run_id, num(b[0], 24, lease),
 		    run_status_name(j->verdict.status),
 		    ok ? num(b[1], 24, r->duration_us / 1000) : NULL,
 		    ok && r->exit_code >= 0 ? num(b[2], 24, r->exit_code)
@@ -160,9 +167,10 @@ write_run(struct db *db, int64_t lease, const struct job *j, int bare,
 		    ok ? num(b[6], 24, r->cpu_sys_us / 1000) : NULL,
 		    ok ? num(b[7], 24, r->max_rss_kb) : NULL, out,
 		    error[0] ? error : NULL,
-		    j->pid > 0 ? num(b[8], 24, j->pid) : NULL};
+		    j->pid > 0 ? num(b[8], 24, j->pid) : NULL,
+		    j->ended_us > 0 ? num(b[9], 24, j->ended_us) : NULL};
 
-		if ((rows = db_query(db, RUN_SQL, 13, p, err, errlen)) != NULL)
+		if ((rows = db_query(db, RUN_SQL, 14, p, err, errlen)) != NULL)
 			n = db_rows_count(rows);
 	} else {
 		log_errbuf(err, errlen, "out of memory");
@@ -183,6 +191,30 @@ slot_after(const struct sched *s, int64_t slot)
 }
 
 /*
+ * The latest slot with a row of schedule id (a run of any attempt, or a
+ * slot that did not run), into *last; CV_NEVER when none.  0, or -1.
+ */
+static int
+last_recorded(
+    struct db *db, const char *id, int64_t *last, char *err, size_t errlen)
+{
+	const char *p[1] = {id};
+	struct db_rows *rows;
+	const char *v;
+
+	rows = db_query(db,
+	    "SELECT floor(extract(epoch FROM max(slot_at)))::bigint "
+	    "FROM runs WHERE schedule_id = $1 AND NOT triggered",
+	    1, p, err, errlen);
+	if (rows == NULL)
+		return -1;
+	v = db_rows_value(rows, 0, 0);
+	*last = v != NULL ? strtoll(v, NULL, 10) : CV_NEVER;
+	db_rows_free(rows);
+	return 0;
+}
+
+/*
  * Applies the state machine to s for job j; fills *ns.  A success or a
  * skip goes on from where the schedule stands: claim.c already moved
  * next_run_at to the next slot, except after a retry chain (resume at the
@@ -191,7 +223,8 @@ slot_after(const struct sched *s, int64_t slot)
  * for `anchor: completion` (an interval from now).
  */
 static void
-decide(const struct sched *s, const struct job *j, struct next_state *ns)
+decide(const struct sched *s, const struct job *j, int64_t last,
+    struct next_state *ns)
 {
 	struct transition tr;
 
@@ -213,7 +246,17 @@ decide(const struct sched *s, const struct job *j, struct next_state *ns)
 		} else if (j->attempt > 0) {
 			ns->retry = 0;
 			ns->retry_pending = 0;
-			ns->next_slot = ns->next_run = slot_after(s, j->slot);
+			/*
+			 * Not simply the slot after the retried one: while
+			 * its first attempt ran, later slots were claimed
+			 * (skipped, overlap: skip), and their rows stand.
+			 * Planning from one of them again would lose the
+			 * missed row that starts there to the unique
+			 * (schedule, slot, attempt), and the slots it counts.
+			 */
+			ns->next_slot = ns->next_run = slot_after(s,
+			    last != CV_NEVER && last > j->slot ? last
+			                                       : j->slot);
 		} else if (s->next_run_at == CV_NEVER &&
 		    s->next_slot_at != CV_NEVER && s->next_slot_at > j->slot) {
 			ns->next_run = s->next_slot_at; /* the buffered slot */
@@ -352,8 +395,13 @@ move_schedule(struct db *db, const char *schedule_id, const struct job *j,
 		if (r == 0 && s.deleted)
 			r = drop_if_idle(db, schedule_id, j, err, errlen);
 	} else {
-		decide(&s, j, &ns);
-		r = write_state(db, &s, &ns, err, errlen);
+		int64_t last = CV_NEVER;
+
+		if (j->attempt == 0 ||
+		    (r = last_recorded(db, s.id, &last, err, errlen)) == 0) {
+			decide(&s, j, last, &ns);
+			r = write_state(db, &s, &ns, err, errlen);
+		}
 	}
 	sched_clear(&s);
 	return r;

@@ -74,6 +74,20 @@ job_free_list(struct job *j)
 	}
 }
 
+/*
+ * Moves j to ENDED and notes when, on the real-time clock: the run's
+ * finished_at, which may be written much later (the database away).
+ */
+static void
+job_ended(struct job *j)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	j->ended_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	job_state(j, JOB_ENDED);
+}
+
 /* Ends j without a runner: a verdict of its own. */
 static void
 job_fail(
@@ -84,7 +98,7 @@ job_fail(
 	j->verdict.retryable = retryable;
 	snprintf(j->verdict.error, sizeof(j->verdict.error), "%s", error);
 	finish_text(j->verdict.error, strlen(j->verdict.error));
-	job_state(j, JOB_ENDED);
+	job_ended(j);
 }
 
 /*
@@ -132,7 +146,7 @@ job_check_end(struct job *j)
 	    j->wstatus, j->cause, j->fs, &j->res, j->frame_err, &j->verdict);
 	/* Cut at a byte limit, the text may end inside a character. */
 	finish_text(j->verdict.error, strlen(j->verdict.error));
-	job_state(j, JOB_ENDED);
+	job_ended(j);
 }
 
 /* Feeds bytes of the pipe to the frame reader. */

@@ -32,6 +32,14 @@
 	"WHERE r.status = 'running' AND s.id <> $1 AND (s.stopped_at IS NOT "  \
 	"NULL OR s.heartbeat < now() - make_interval(secs => $2)) LIMIT 100"
 
+/* Runs this supervisor's lease holds in the database. */
+#define OWN_SQL                                                                \
+	"SELECT r.id, r.schedule_id, r.repeat_number, r.attempt, "             \
+	"floor(extract(epoch FROM r.slot_at))::bigint, r.supervisor_id, "      \
+	"s.name, r.triggered "                                                 \
+	"FROM runs r JOIN supervisors s ON s.id = r.supervisor_id "            \
+	"WHERE r.status = 'running' AND r.supervisor_id = $1"
+
 static const char *
 num(char *buf, size_t len, int64_t v)
 {
@@ -84,13 +92,22 @@ update_self(
 	return db_exec(db, sql, 1, p, err, errlen) == -1 ? -1 : 0;
 }
 
-/* Renews this supervisor's heartbeat; 0, or -1 with err set. */
+/*
+ * Renews this supervisor's heartbeat.  Returns 1, 0 when its row says it
+ * was retired (stopped_at set: a restart of the same name took over, and
+ * its runs are declared lost by anyone), or -1 with err set.
+ */
 int
 peer_heartbeat(struct db *db, int64_t id, char *err, size_t errlen)
 {
-	return update_self(db, id,
-	    "UPDATE supervisors SET heartbeat = now() WHERE id = $1", err,
-	    errlen);
+	char b[24];
+	const char *p[1] = {num(b, sizeof(b), id)};
+	int n = db_exec(db,
+	    "UPDATE supervisors SET heartbeat = now() WHERE id = $1 "
+	    "AND stopped_at IS NULL",
+	    1, p, err, errlen);
+
+	return n == -1 ? -1 : n > 0;
 }
 
 /* Marks this supervisor stopped on a clean exit; 0, or -1 with err. */
@@ -102,9 +119,10 @@ peer_stop(struct db *db, int64_t id, char *err, size_t errlen)
 	    errlen);
 }
 
-/* Finishes one lost run of row i. */
+/* Finishes one lost run of row i: "its supervisor <name> <why>". */
 static int
-lose(struct db *db, const struct db_rows *rows, int i, char *err, size_t errlen)
+lose(struct db *db, const struct db_rows *rows, int i, const char *why,
+    char *err, size_t errlen)
 {
 	struct job j;
 
@@ -120,8 +138,7 @@ lose(struct db *db, const struct db_rows *rows, int i, char *err, size_t errlen)
 	j.verdict.status = RUN_LOST;
 	j.verdict.retryable = 1;
 	snprintf(j.verdict.error, sizeof(j.verdict.error),
-	    "its supervisor %s stopped or stopped heartbeating",
-	    db_rows_value(rows, i, 6));
+	    "its supervisor %s %s", db_rows_value(rows, i, 6), why);
 	log_info("run %s: declared lost (%s)", j.run_id, j.verdict.error);
 	return finish_run(db, strtoll(db_rows_value(rows, i, 5), NULL, 10), &j,
 	    0, err, errlen);
@@ -145,10 +162,47 @@ peer_reap_lost(
 		return -1;
 	n = db_rows_count(rows);
 	for (int i = 0; i < n; i++)
-		if (lose(db, rows, i, err, errlen) == -1) {
+		if (lose(db, rows, i, "stopped or stopped heartbeating", err,
+		        errlen) == -1) {
 			db_rows_free(rows);
 			return -1;
 		}
 	db_rows_free(rows);
 	return n;
+}
+
+/*
+ * Squares the runs this supervisor (`self`) holds in the database with the
+ * jobs it has: ours(run id, arg) says whether a job of that id lives.
+ * A `running` row without a job is declared lost (retried like any lost
+ * run): its claim committed although the supervisor saw the connection
+ * fail at the COMMIT, or its result's commit was lost with the server.
+ * Returns how many, or -1 with err set.
+ */
+int
+peer_reap_orphans(struct db *db, int64_t self,
+    int (*ours)(const char *, void *), void *arg, char *err, size_t errlen)
+{
+	char a[24];
+	const char *p[1] = {num(a, sizeof(a), self)};
+	struct db_rows *rows = db_query(db, OWN_SQL, 1, p, err, errlen);
+	int n, lost = 0;
+
+	if (rows == NULL)
+		return -1;
+	n = db_rows_count(rows);
+	for (int i = 0; i < n; i++) {
+		if (ours(db_rows_value(rows, i, 0), arg))
+			continue;
+		if (lose(db, rows, i,
+		        "lost track of it (the database went away at "
+		        "its commit)",
+		        err, errlen) == -1) {
+			db_rows_free(rows);
+			return -1;
+		}
+		lost++;
+	}
+	db_rows_free(rows);
+	return lost;
 }

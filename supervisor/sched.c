@@ -392,6 +392,33 @@ event_body(const struct sched *s, const struct job *j, int receiver)
 	return out;
 }
 
+/*
+ * Copies the host lists of cf behind the body's terminating NUL, in the
+ * body's own allocation, and points the spec at them.  A SIGHUP may
+ * replace cf between the claim and the fork, so the spec may not point
+ * into it; sharing sb->body keeps the copies' lifetime that of the rest
+ * of sb without a field of its own (sched_spec_clear() frees body).
+ */
+static int
+host_lists(const struct config *cf, struct spec_buf *sb, struct run_spec *spec,
+    char *err, size_t errlen)
+{
+	const char *allow = cf->http_allow_hosts ? cf->http_allow_hosts : "";
+	const char *deny = cf->http_deny_hosts ? cf->http_deny_hosts : "";
+	size_t b = spec->body_len, a = strlen(allow), d = strlen(deny);
+	char *p = realloc(sb->body, b + 1 + a + 1 + d + 1);
+
+	if (p == NULL)
+		return log_errbuf(err, errlen, "out of memory");
+	memcpy(p + b + 1, allow, a + 1);
+	memcpy(p + b + 1 + a + 1, deny, d + 1);
+	sb->body = p;
+	spec->body = p;
+	spec->allow_hosts = p + b + 1;
+	spec->deny_hosts = p + b + 1 + a + 1;
+	return 0;
+}
+
 /* The HTTP part of a spec (t NULL: the receiver); 0, or -1 with err. */
 static int
 http_spec(const struct sched *s, const struct job *j, json_t *t,
@@ -441,7 +468,8 @@ http_spec(const struct sched *s, const struct job *j, json_t *t,
 	spec->headers = (const char *const *)sb->headers;
 	spec->body = sb->body;
 	spec->body_len = strlen(sb->body);
-	return 0;
+	spec->max_redirects = (long)cf->http_max_redirects;
+	return host_lists(cf, sb, spec, err, errlen);
 }
 
 /* A limit: the schedule's value if it set one, else the default. */

@@ -49,6 +49,9 @@ assert_config_eq(const struct config *a, const struct config *b)
 	STR(api_socket_group);
 	INT(api_threads);
 	INT(api_max_body_bytes);
+	STR(http_allow_hosts);
+	STR(http_deny_hosts);
+	INT(http_max_redirects);
 #undef STR
 #undef INT
 }
@@ -229,6 +232,7 @@ static const struct int_key {
     K(limit_fsize_mb, 0, 16777216),
     K(api_threads, 1, 1024),
     K(api_max_body_bytes, 1024, 67108864),
+    K(http_max_redirects, 0, 20),
 #undef K
 };
 #define NINT_KEYS (int)(sizeof(int_keys) / sizeof(int_keys[0]))
@@ -889,7 +893,10 @@ static const char default_print[] =
     "api_socket_mode = 0660\n"
     "api_socket_group = www-data\n"
     "api_threads = 8\n"
-    "api_max_body_bytes = 1048576\n";
+    "api_max_body_bytes = 1048576\n"
+    "http_allow_hosts = \"\"\n"
+    "http_deny_hosts = 169.254.0.0/16,fe80::/10,fd00:ec2::254\n"
+    "http_max_redirects = 0\n";
 
 START_TEST(test_print_defaults)
 {
@@ -1078,7 +1085,7 @@ END_TEST
 /*
  * The packaged file shows every setting as "#key = default".  Uncommented,
  * those lines must set every key (a key twice or an unknown key is an
- * error, so 23 lines that parse are the 23 keys) to its default.
+ * error, so 26 lines that parse are the 26 keys) to its default.
  */
 START_TEST(test_packaged_uncommented)
 {
@@ -1098,7 +1105,7 @@ START_TEST(test_packaged_uncommented)
 	ck_assert_msg(config_parse(&cf, text, len, "cronvisor.conf", err,
 	                  sizeof(err)) == 0,
 	    "%s", err);
-	ck_assert_uint_eq(nset, 23);
+	ck_assert_uint_eq(nset, 26);
 	assert_config_eq(&cf, &def);
 	free(text);
 	config_clear(&cf);

@@ -12,6 +12,12 @@
  *   flood MB          write MB MiB of 'x' lines, then "END-OF-FLOOD"
  *   alloc MB          allocate and touch MB MiB; exit 3 if malloc fails
  *   forks N           fork N sleeping children; exit 4 if a fork failed
+ *   forkbomb SECS     every process forks without end (for at most SECS);
+ *                     the first one exits 4 a second after a fork was
+ *                     refused
+ *   spin [noxcpu]     burn CPU for ever (noxcpu: ignore SIGXCPU too)
+ *   outlive SECS FILE ignore SIGTERM, say "started", sleep, then append
+ *                     "finished $CRONVISOR_RUN_ID" to FILE
  *   env | cwd | ids | fds   print the environment, working directory,
  *                     user and group ids, or open descriptors
  *
@@ -131,6 +137,69 @@ forks(long n)
 	return failed > 0 ? 4 : 0;
 }
 
+/*
+ * A fork bomb with a deadline, so that a runner which failed to stop it
+ * does not take the machine down with the test.  Every process, the first
+ * and each child, forks in a loop; a refused fork (RLIMIT_NPROC: EAGAIN)
+ * makes it pause, not spin.  The first process reports the refusal and
+ * exits 4, leaving its descendants for the runner to kill.
+ */
+static int
+forkbomb(double secs)
+{
+	time_t end = time(NULL) + (time_t)secs + 1;
+	int first = 1, err = 0;
+
+	while (time(NULL) < end) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			first = 0;
+			continue;
+		}
+		if (pid > 0)
+			continue;
+		err = errno;
+		if (first) {
+			nap(1); /* the bomb goes on: let the test see it */
+			printf("fork refused: %s\n", strerror(err));
+			fflush(stdout);
+			return 4;
+		}
+		nap(0.05);
+	}
+	if (first)
+		printf("fork never refused\n");
+	return first ? 0 : 5;
+}
+
+static _Noreturn void
+spin(const char *how)
+{
+	volatile unsigned long n = 0;
+
+	if (strcmp(how, "noxcpu") == 0)
+		signal(SIGXCPU, SIG_IGN);
+	say("spinning\n");
+	for (;;)
+		n++;
+}
+
+/* Ignores SIGTERM, sleeps, then leaves proof that it was not killed. */
+static int
+outlive(double secs, const char *file)
+{
+	const char *id = getenv("CRONVISOR_RUN_ID");
+	FILE *f;
+
+	signal(SIGTERM, SIG_IGN);
+	say("started\n");
+	nap(secs);
+	if ((f = fopen(file, "a")) == NULL)
+		return 1;
+	fprintf(f, "finished %s\n", id != NULL ? id : "?");
+	return fclose(f) == 0 ? 0 : 1;
+}
+
 static int
 fds(void)
 {
@@ -212,5 +281,11 @@ main(int argc, char **argv)
 		return alloc(atol(arg));
 	if (strcmp(mode, "forks") == 0)
 		return forks(atol(arg));
+	if (strcmp(mode, "forkbomb") == 0)
+		return forkbomb(atof(arg));
+	if (strcmp(mode, "spin") == 0)
+		spin(arg);
+	if (strcmp(mode, "outlive") == 0)
+		return outlive(atof(arg), argc > 3 ? argv[3] : "/dev/null");
 	return looks(mode);
 }
