@@ -48,6 +48,7 @@ struct request {
 	const char *query;        /* raw query string, "" if none */
 	char *body;               /* NUL-terminated, "" if none */
 	size_t body_len;          /* its length in bytes */
+	const char *idem_key;     /* the Idempotency-Key header, or NULL */
 	struct principal who;     /* the caller (routes that need auth) */
 	struct db *db;            /* this thread's connection */
 	const struct config *cf;  /* the configuration in force */

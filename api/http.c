@@ -504,6 +504,7 @@ http_request(struct FCGX_Request *fr, const struct config *cf,
 	rq->method = method != NULL ? method : "";
 	rq->body = NULL;
 	rq->body_len = 0;
+	rq->idem_key = FCGX_GetParam("HTTP_IDEMPOTENCY_KEY", fr->envp);
 	if (uri == NULL)
 		return api_error(rs, 500, "internal", NULL,
 		           "FastCGI parameter REQUEST_URI is missing: include "
@@ -551,6 +552,7 @@ http_reason(int status)
 	    {409, "Conflict"},
 	    {413, "Content Too Large"},
 	    {415, "Unsupported Media Type"},
+	    {422, "Unprocessable Content"},
 	    {500, "Internal Server Error"},
 	    {503, "Service Unavailable"},
 	};

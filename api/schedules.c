@@ -15,7 +15,8 @@
 
 #include "api.h"
 
-#define INSERT_TRIES 4 /* id8 collisions survived by a create */
+#define INSERT_TRIES 4   /* id8 collisions survived by a create */
+#define IDEM_KEY_MAX 255 /* bytes of an Idempotency-Key */
 #define BATCH_MAX    500
 #define ROW_JSON     "cronvisor_schedule_json(s)::text"
 
@@ -344,7 +345,10 @@ need_body(const struct request *rq, struct response *rs)
  * The statement that writes every field of a document: an INSERT with
  * $1 the owner, or an UPDATE of schedule $1; $2 and $3 are next_run_at
  * and next_slot_at (an UPDATE keeps the row's when they are NULL), $4...
- * the fields of schedule_params().  Returns it malloc'd, or NULL on OOM.
+ * the fields of schedule_params().  The INSERT takes two more: the
+ * Idempotency-Key and the body it hashes (both NULL without a key), and
+ * returns no row when the owner already has a schedule of that key.
+ * Returns it malloc'd, or NULL on OOM.
  */
 static char *
 doc_sql(const struct schedule_params *sp, int insert)
@@ -365,18 +369,22 @@ doc_sql(const struct schedule_params *sp, int insert)
 	if (fb)
 		fclose(fb);
 	if (a && b &&
-	    asprintf(&sql,
-	        insert
-	            ? "INSERT INTO schedules AS s (owner, next_run_at, "
-	              "next_slot_at%s) VALUES ($1, to_timestamp($2), "
-	              "to_timestamp($3)%s) RETURNING " ROW_JSON
-	            : "UPDATE schedules s SET %snext_run_at = CASE WHEN "
-	              "$2::bigint IS NULL THEN next_run_at ELSE "
-	              "to_timestamp($2::bigint) END, next_slot_at = CASE WHEN "
-	              "$3::bigint IS NULL THEN next_slot_at ELSE "
-	              "to_timestamp($3::bigint) END, updated_at = now() WHERE "
-	              "id = $1 RETURNING " ROW_JSON "%s",
-	        a, b) < 0)
+	    (insert ? asprintf(&sql,
+	                  "INSERT INTO schedules AS s (owner, next_run_at, "
+	                  "next_slot_at, idempotency_key, idempotency_hash%s) "
+	                  "VALUES ($1, to_timestamp($2), to_timestamp($3), "
+	                  "$%d::text, sha256(convert_to($%d::text, 'UTF8'))%s) "
+	                  "ON CONFLICT (owner, idempotency_key) WHERE "
+	                  "idempotency_key IS NOT NULL DO NOTHING RETURNING " ROW_JSON,
+	                  a, SCHEDULE_PARAMS + 4, SCHEDULE_PARAMS + 5, b)
+	            : asprintf(&sql,
+	                  "UPDATE schedules s SET %snext_run_at = CASE WHEN "
+	                  "$2::bigint IS NULL THEN next_run_at ELSE "
+	                  "to_timestamp($2::bigint) END, next_slot_at = CASE "
+	                  "WHEN $3::bigint IS NULL THEN next_slot_at ELSE "
+	                  "to_timestamp($3::bigint) END, updated_at = now() "
+	                  "WHERE id = $1 RETURNING " ROW_JSON,
+	                  a)) < 0)
 		sql = NULL;
 	free(a);
 	free(b);
@@ -384,18 +392,21 @@ doc_sql(const struct schedule_params *sp, int insert)
 }
 
 /*
- * Writes document d: a new schedule of owner key (insert), again on the
- * rare collision of the id's first 8 digits, or over schedule key; run
- * and slot as doc_sql() says.  Returns the row's JSON, or NULL with err.
+ * Writes document d: a new schedule of owner key (insert; with
+ * rq->idem_key when there is one), again on the rare collision of the
+ * id's first 8 digits, or over schedule key; run and slot as doc_sql()
+ * says.  Returns the rows (none: the key's schedule exists), or NULL with
+ * err.
  */
 static struct db_rows *
 write_doc(struct request *rq, int insert, const char *key, const char *run,
     const char *slot, const struct schedule_doc *d, char *err, size_t errlen)
 {
-	const char *p[3 + SCHEDULE_PARAMS] = {key, run, slot};
+	const char *p[5 + SCHEDULE_PARAMS] = {key, run, slot};
 	struct schedule_params sp;
 	struct db_rows *rows = NULL;
 	char *sql = NULL;
+	int n = 3 + SCHEDULE_PARAMS;
 
 	if (schedule_params(d, &sp) == -1 ||
 	    (sql = doc_sql(&sp, insert)) == NULL) {
@@ -405,15 +416,70 @@ write_doc(struct request *rq, int insert, const char *key, const char *run,
 	}
 	for (int i = 0; i < SCHEDULE_PARAMS; i++)
 		p[3 + i] = sp.values[i];
+	if (insert) {
+		p[n++] = rq->idem_key;
+		p[n++] = rq->idem_key ? rq->body : NULL;
+	}
 	for (int t = 0; t < (insert ? INSERT_TRIES : 1) && rows == NULL; t++) {
-		rows =
-		    db_query(rq->db, sql, 3 + SCHEDULE_PARAMS, p, err, errlen);
+		rows = db_query(rq->db, sql, n, p, err, errlen);
 		if (rows == NULL && db_error(rq->db) != DB_ERR_UNIQUE)
 			break;
 	}
 	free(sql);
 	schedule_params_clear(&sp);
 	return rows;
+}
+
+/*
+ * A create with an Idempotency-Key whose schedule exists: answers with it
+ * (201, as the first answer was) when this body is the first one and the
+ * schedule is not deleted, else 422.  Returns 1 when *rs is filled, 0
+ * when the owner has no schedule of the key, API_DB_FAILED.
+ */
+static int
+idem_replay(struct request *rq, struct response *rs, const char *owner,
+    char *err, size_t errlen)
+{
+	const char *p[3] = {owner, rq->idem_key, rq->body};
+	struct db_rows *rows;
+	int r = 1;
+
+	if ((rows = db_query(rq->db,
+	         "SELECT " ROW_JSON ", idempotency_hash = "
+	         "sha256(convert_to($3::text, 'UTF8')), deleted_at IS NOT NULL "
+	         "FROM schedules s WHERE owner = $1 AND idempotency_key = $2",
+	         3, p, err, errlen)) == NULL)
+		return API_DB_FAILED;
+	if (db_rows_count(rows) == 0)
+		r = 0;
+	else if (strcmp(db_rows_value(rows, 0, 1), "t") != 0)
+		api_error(rs, 422, "idempotency_conflict", "Idempotency-Key",
+		    "this key was used for a request with another body");
+	else if (strcmp(db_rows_value(rows, 0, 2), "t") == 0)
+		api_error(rs, 422, "idempotency_conflict", "Idempotency-Key",
+		    "the schedule created with this key has been deleted");
+	else if (reply_schedule(rs, 201, db_rows_value(rows, 0, 0)) == -1)
+		r = -1;
+	db_rows_free(rows);
+	return r;
+}
+
+/* The Idempotency-Key header is 1 to 255 printable ASCII characters. */
+static int
+bad_idem_key(const char *k, struct response *rs)
+{
+	size_t n = 0;
+
+	if (k == NULL)
+		return 0;
+	for (; k[n] != '\0'; n++)
+		if (k[n] < 0x20 || k[n] > 0x7e)
+			break;
+	if (n > 0 && n <= IDEM_KEY_MAX && k[n] == '\0')
+		return 0;
+	api_error(rs, 400, "invalid_header", "Idempotency-Key",
+	    "an idempotency key is 1 to 255 printable ASCII characters");
+	return 1;
 }
 
 /*
@@ -443,7 +509,13 @@ new_owner(struct request *rq, struct response *rs, char *buf, size_t len)
 	return buf;
 }
 
-/* POST /schedules: a new schedule from the document in the body. */
+/*
+ * POST /schedules: a new schedule from the document in the body.  With an
+ * Idempotency-Key, a request the owner has sent before (its reply lost,
+ * or a 503 while the commit's outcome was unknown) gets the schedule the
+ * first one created, before anything else is checked: the document was
+ * valid then, and a once schedule's instant may have passed since.
+ */
 int
 schedules_create(
     struct request *rq, struct response *rs, char *err, size_t errlen)
@@ -456,8 +528,10 @@ schedules_create(
 	int r;
 
 	if ((owner = new_owner(rq, rs, obuf, sizeof(obuf))) == NULL ||
-	    need_body(rq, rs))
+	    need_body(rq, rs) || bad_idem_key(rq->idem_key, rs))
 		return 0;
+	if (rq->idem_key && (r = idem_replay(rq, rs, owner, err, errlen)) != 0)
+		return r == 1 ? 0 : r;
 	if (schedule_parse(rq->body, rq->body_len, &d, &e) == -1)
 		return doc_error(rs, &e);
 	if (!(d.present & (1u << SCHEDULE_F_TIMEOUT)))
@@ -472,6 +546,15 @@ schedules_create(
 	schedule_clear(&d);
 	if (rows == NULL)
 		return API_DB_FAILED;
+	if (db_rows_count(rows) == 0) {
+		/* A request of the same key committed first. */
+		db_rows_free(rows);
+		if ((r = idem_replay(rq, rs, owner, err, errlen)) == 0)
+			api_error(rs, 503, "unavailable", NULL,
+			    "a request with this Idempotency-Key was being "
+			    "written; send it again");
+		return r == 1 || r == 0 ? 0 : r;
+	}
 	r = reply_schedule(rs, 201, db_rows_value(rows, 0, 0));
 	db_rows_free(rows);
 	return r;

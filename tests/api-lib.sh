@@ -53,11 +53,13 @@ call() {
 	resp=$(cat "$tmp/resp" 2>/dev/null)
 }
 
-# send METHOD PATH TOKEN BODY [CONTENT-TYPE]: call with a body (BODY
-# "@FILE": that file's bytes).
+# send METHOD PATH TOKEN BODY [CONTENT-TYPE [CURL-ARGS...]]: call with a
+# body (BODY "@FILE": that file's bytes).
 send() {
-	s_ct=${5:-application/json}
-	call "$1" "$2" "$3" -H "Content-Type: $s_ct" --data-binary "$4"
+	s_m=$1 s_p=$2 s_t=$3 s_b=$4 s_ct=${5:-application/json}
+	shift 4
+	[ $# -gt 0 ] && shift
+	call "$s_m" "$s_p" "$s_t" -H "Content-Type: $s_ct" --data-binary "$s_b" "$@"
 }
 
 # j FILTER: jq -r FILTER of the last response ("" if it is not JSON).

@@ -177,6 +177,48 @@ ok_error "get after delete" 404 not_found null
 call DELETE "/schedules/$id/" "$A"
 ok_error "delete again (trailing slash)" 404 not_found null
 
+# --- Idempotency-Key: a create sent again gets the first one's schedule --
+idem_doc="{\"name\": \"idem\", $far, $tgt}"
+send POST /schedules "$A" "$idem_doc" application/json -H 'Idempotency-Key: idem-1'
+ok_status "idempotent create: 201" 201
+idem_id=$(j .id)
+send POST /schedules "$A" "$idem_doc" application/json -H 'Idempotency-Key: idem-1'
+ok_status "idempotent create again: 201" 201
+ok "idempotent create again: the first schedule" "$(j .id)" "$idem_id"
+ok "idempotent create again: one row" "$(sql "SELECT count(*) FROM schedules WHERE name = 'idem'")" 1
+ok "idempotent create: the key is not in the reply" "$(j 'has("idempotency_key") or has("idempotency_hash")')" false
+send POST /schedules "$A" "{\"name\": \"idem-other\", $far, $tgt}" application/json -H 'Idempotency-Key: idem-1'
+ok_error "same key, another body" 422 idempotency_conflict Idempotency-Key
+ok "same key, another body: nothing written" "$(sql "SELECT count(*) FROM schedules WHERE name = 'idem-other'")" 0
+# The key is the owner's: Bob's idem-1 is a schedule of his own.
+send POST /schedules "$CV_TOKEN_BOB_EDITOR" "$idem_doc" application/json -H 'Idempotency-Key: idem-1'
+ok_status "another owner's same key: 201" 201
+ok "another owner's same key: a new schedule" "$([ "$(j .id)" != "$idem_id" ] && j .owner)" bob
+# Checked before the document: a once schedule's instant may have passed.
+send POST /schedules "$A" "{\"name\": \"idem\", $far, $tgt, \"bogus\": 1}" application/json -H 'Idempotency-Key: idem-2'
+ok_error "idempotent create, bad document" 400 unknown_field bogus
+ok "bad document: no key kept" "$(sql "SELECT count(*) FROM schedules WHERE idempotency_key = 'idem-2'")" 0
+send POST /schedules "$A" "$idem_doc" application/json -H "Idempotency-Key: $(printf 'k%.0s' $(seq 256))"
+ok_error "key of 256 characters" 400 invalid_header Idempotency-Key
+send POST /schedules "$A" "$idem_doc" application/json -H "$(printf 'Idempotency-Key: a\tb')"
+ok_error "key with a tab" 400 invalid_header Idempotency-Key
+# Several at once with one key: one schedule, every reply 201 with its id.
+for i in 1 2 3 4 5 6; do
+	curl -sS -o "$tmp/par-$i" -w '%{http_code}\n' -X POST -H "Authorization: Bearer $A" \
+		-H 'Content-Type: application/json' -H 'Idempotency-Key: idem-par' \
+		--data-binary "{\"name\": \"idem-par\", $far, $tgt}" "$CV_API_URL/schedules" >"$tmp/par-code-$i" &
+done
+wait
+ok "parallel creates of one key: all 201" "$(cat "$tmp"/par-code-* | sort -u | tr '\n' ' ')" "201 "
+ok "parallel creates of one key: one id" "$(cat "$tmp"/par-[1-6] | jq -r .id | sort -u | wc -l)" 1
+ok "parallel creates of one key: one row" "$(sql "SELECT count(*) FROM schedules WHERE name = 'idem-par'")" 1
+call DELETE "/schedules/$idem_id" "$A"
+ok_status "delete the key's schedule: 204" 204
+# The key lives as long as its schedule: once that is gone, it is free.
+send POST /schedules "$A" "$idem_doc" application/json -H 'Idempotency-Key: idem-1'
+ok_status "the key's schedule deleted: a new one" 201
+ok "the key's schedule deleted: another id" "$([ "$(j .id)" != "$idem_id" ] && echo yes)" yes
+
 # --- pause / resume -------------------------------------------------------
 send POST /schedules "$A" "{\"name\": \"pr\", \"interval_seconds\": 3600, $tgt}"
 ok "interval: first run one interval after creation" \

@@ -11,9 +11,13 @@ chaosapi-<n>), gets and lists, one new connection per request, each with a
 (unclear); 500; any other status; a time-out; a connection reset or refusal,
 explained when it happened within 2 s of an nginx reload (RELOADS-FILE holds
 their times, one per line, written by the caller) and unexplained
-otherwise.  OUT-JSON gets the figures and the names of the creates:
-answered 201 (created), refused (any other answer), unknown (no answer:
-the reply was lost in flight, a row may or may not exist).
+otherwise.  Each create carries its name as its Idempotency-Key and is
+sent again with it, a fifth of a second later, while its answer leaves
+the outcome open (no answer, or 503: the row may or may not exist), for
+up to 20 s past SECONDS.  OUT-JSON gets the figures and the names of the
+creates: answered 201 at last (created), refused (another definite
+answer), unknown (still open at the end), and api_create_retries, the
+number of creates sent again.
 RELOADS-FILE.back holds the times PostgreSQL came back: api_recovery_max_ms
 is the longest wait from one of them to the next 2xx answer.
 """
@@ -31,19 +35,22 @@ u = urllib.parse.urlsplit(url)
 deadline = time.time() + float(seconds)
 lock = threading.Lock()
 fig = {k: 0 for k in ("api_requests", "api_2xx", "api_503", "api_503_unclear",
-                      "api_500", "api_other", "api_timeout", "api_reset")}
+                      "api_500", "api_other", "api_timeout", "api_reset",
+                      "api_create_retries")}
 resets = []
 oks = []
 created, refused, unknown, ids = [], [], [], []
 seq = [0]
 
 
-def request(method, path, body=None):
+def request(method, path, body=None, key=None):
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
     try:
         h = {"Authorization": "Bearer " + token}
         if body is not None:
             h["Content-Type"] = "application/json"
+        if key is not None:
+            h["Idempotency-Key"] = key
         c.request(method, u.path + path, body=body, headers=h)
         r = c.getresponse()
         return r.status, r.read()
@@ -67,23 +74,8 @@ def classify(status, data):
     return "api_other"
 
 
-def one():
-    with lock:
-        seq[0] += 1
-        n = seq[0]
-        some = random.choice(ids) if ids else None
-    op = random.random()
-    name = None
-    if op < 0.5 or some is None:
-        name = "chaosapi-%d-%d" % (n, random.randrange(1 << 30))
-        body = json.dumps({"name": name, "kind": "interval",
-                           "interval_seconds": 3600,
-                           "target": {"type": "exec", "argv": ["/bin/true"]}})
-        call = ("POST", "/schedules", body)
-    elif op < 0.75:
-        call = ("GET", "/schedules/" + some, None)
-    else:
-        call = ("GET", "/schedules?limit=20", None)
+def send(call):
+    """One request of call, counted; returns (kind, status, data)."""
     t = time.time()
     try:
         status, data = request(*call)
@@ -103,17 +95,43 @@ def one():
         if kind not in ("api_2xx", "api_503"):
             print("%.3f %s %s -> %s %s %s" % (t, call[0], call[1], kind, status,
                                                data[:200]), flush=True)
-        if name is not None:
+    return kind, status, data
+
+
+def one():
+    with lock:
+        seq[0] += 1
+        n = seq[0]
+        some = random.choice(ids) if ids else None
+    op = random.random()
+    if op < 0.5 or some is None:
+        name = "chaosapi-%d-%d" % (n, random.randrange(1 << 30))
+        body = json.dumps({"name": name, "kind": "interval",
+                           "interval_seconds": 3600,
+                           "target": {"type": "exec", "argv": ["/bin/true"]}})
+        call = ("POST", "/schedules", body, name)
+        kind, status, data = send(call)
+        while (status is None or status == 503) and \
+                time.time() < deadline + 20:
+            time.sleep(0.2)
+            with lock:
+                fig["api_create_retries"] += 1
+            kind, status, data = send(call)
+        with lock:
             if status == 201:
                 created.append(name)
                 try:
                     ids.append(json.loads(data)["id"])
                 except (ValueError, KeyError):
                     pass
-            elif status is None:
+            elif status is None or status == 503:
                 unknown.append(name)
             else:
                 refused.append(name)
+    elif op < 0.75:
+        send(("GET", "/schedules/" + some))
+    else:
+        send(("GET", "/schedules?limit=20"))
 
 
 def worker():

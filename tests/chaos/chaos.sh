@@ -279,8 +279,11 @@ scn_api() {
 	kill -0 "$CV_API_PID" 2>/dev/null || { echo "chaos: cronvisor-api died" >&2; errors=$((errors + 1)); }
 	[ "$(cat "$api_dir/api.pid")" = "$CV_API_PID" ] || errors=$((errors + 1))
 	kill -0 "$CV_SUPERVISOR_PID" 2>/dev/null || { echo "chaos: cronvisord died" >&2; errors=$((errors + 1)); }
-	# Every 201 has exactly one complete row; a row without a 201 only
-	# where the reply was lost in flight (counted apart).
+	# Every create was sent with its name as Idempotency-Key and sent
+	# again while its outcome was open (a 503 may come after the commit
+	# went through): every 201 has exactly one complete row, no name has
+	# two, and a row without a 201 only where the outcome was still open
+	# at the end (counted apart).
 	python3 - "$work/api.json" >"$work/names" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -297,16 +300,18 @@ EOF
 	set -- $(psql "$CV_PG_BASE dbname=$CV_DB" -X -qAt -v ON_ERROR_STOP=1 -c "
 	  WITH s AS (SELECT * FROM schedules WHERE name LIKE 'chaosapi-%')
 	  SELECT (SELECT count(*) FROM chaos_names c WHERE k = 'c' AND
-	          (SELECT count(*) FROM s WHERE s.name = c.name) <> 1),
+	          NOT EXISTS (SELECT 1 FROM s WHERE s.name = c.name)),
+	         (SELECT count(*) - count(DISTINCT name) FROM s),
 	         (SELECT count(*) FROM s WHERE NOT EXISTS (SELECT 1 FROM chaos_names c WHERE c.name = s.name AND k IN ('c', 'u'))),
 	         (SELECT count(*) FROM s JOIN chaos_names c ON c.name = s.name AND k = 'u'),
 	         (SELECT count(*) FROM s WHERE NOT (owner = 'alice' AND kind = 'interval'
 	          AND interval_seconds = 3600 AND status = 'active' AND next_run_at IS NOT NULL
-	          AND target->>'type' = 'exec' AND created_at IS NOT NULL))" | tr '|' ' ')
-	[ $# -eq 4 ] || { echo "chaos: the API accounting failed" >&2; errors=$((errors + 1)); set -- 0 0 0 0; }
-	missing=$1 phantom=$2 inflight_rows=$3 incomplete=$4
+	          AND target->>'type' = 'exec' AND created_at IS NOT NULL
+	          AND idempotency_key = name))" | tr '|' ' ')
+	[ $# -eq 5 ] || { echo "chaos: the API accounting failed" >&2; errors=$((errors + 1)); set -- 0 0 0 0 0; }
+	missing=$1 twice=$2 phantom=$3 inflight_rows=$4 incomplete=$5
 	lostres=$((lostres + missing))
-	dups=$((dups + phantom))
+	dups=$((dups + twice + phantom))
 	errors=$((errors + incomplete))
 	figures=$(python3 -c '
 import json, sys
@@ -323,7 +328,7 @@ print(f["api_500"] + f["api_other"] + f["api_timeout"] + f["api_reset_unexplaine
 	"$here/../api-harness.sh" stop "$api_dir" >/dev/null 2>&1
 	api_dir=""
 	leaks
-	report api "pg_restarts=$restarts nginx_reloads=$reloads $figures created_missing=$missing rows_without_201=$phantom rows_reply_lost=$inflight_rows rows_incomplete=$incomplete"
+	report api "pg_restarts=$restarts nginx_reloads=$reloads $figures created_missing=$missing created_twice=$twice rows_without_201=$phantom rows_reply_lost=$inflight_rows rows_incomplete=$incomplete"
 }
 
 # --- regress -------------------------------------------------------------
