@@ -141,12 +141,68 @@ claim(void)
 	arm_timer();
 }
 
+/* A result written (or fenced out): logged, and the job is done. */
+static void
+finished(struct job *j)
+{
+	log_info("run %s schedule \"%s\": %s%s%s", j->run_id, j->name,
+	    run_status_name(j->verdict.status), j->verdict.error[0] ? ": " : "",
+	    j->verdict.error);
+	prune_note(j->schedule_id);
+	job_state(j, JOB_DONE);
+	sv.want_claim = 1;
+}
+
+/*
+ * Writes the results of all ended jobs in one transaction: one WAL flush
+ * for all of them, and none is acknowledged (done) before that commit.
+ * Returns 1 when they are written, 0 when there were fewer than two (or a
+ * database error other than a lost connection: the caller writes them one
+ * by one, to learn which one is refused), -1 when the connection is lost.
+ */
+static int
+finish_batch(void)
+{
+	char err[CV_ERRLEN];
+	struct job *j;
+	int n = 0;
+
+	for (j = sv.jobs; j && n < 2; j = j->next)
+		n += j->state == JOB_ENDED;
+	if (n < 2)
+		return 0;
+	if (db_begin(sv.db, err, sizeof(err)) == -1)
+		goto fail;
+	for (j = sv.jobs; j; j = j->next)
+		if (j->state == JOB_ENDED &&
+		    finish_run_in(sv.db, sv.id, j, 0, err, sizeof(err)) == -1) {
+			db_rollback(sv.db);
+			goto fail;
+		}
+	if (db_commit(sv.db, err, sizeof(err)) == -1)
+		goto fail;
+	for (j = sv.jobs; j; j = j->next)
+		if (j->state == JOB_ENDED)
+			finished(j);
+	return 1;
+fail:
+	if (db_error(sv.db) == DB_ERR_CONNECTION) {
+		db_failed(err); /* they wait for the database */
+		return -1;
+	}
+	log_warnx("database: %s; writing these results one by one", err);
+	return 0;
+}
+
 /* Writes the results of ended jobs; on a database error they wait. */
 static void
 finish_ended(void)
 {
 	char err[CV_ERRLEN];
+	int r;
 
+	if ((r = finish_batch()) != 0)
+		return;
 	for (struct job *j = sv.jobs; j; j = j->next) {
 		if (j->state != JOB_ENDED)
 			continue;
@@ -172,12 +228,7 @@ finish_ended(void)
 				    j->run_id);
 			}
 		}
-		log_info("run %s schedule \"%s\": %s%s%s", j->run_id, j->name,
-		    run_status_name(j->verdict.status),
-		    j->verdict.error[0] ? ": " : "", j->verdict.error);
-		prune_note(j->schedule_id);
-		job_state(j, JOB_DONE);
-		sv.want_claim = 1;
+		finished(j);
 	}
 }
 

@@ -139,6 +139,8 @@ int claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen);
 
 /* finish.c: a run's result and its schedule's next state. */
+int finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
+    char *err, size_t errlen);
 int finish_run(struct db *db, int64_t lease, const struct job *j, int bare,
     char *err, size_t errlen);
 void finish_text(char *s, size_t len);

@@ -409,34 +409,44 @@ move_schedule(struct db *db, const char *schedule_id, const struct job *j,
 
 /*
  * Records the end of run j (its verdict decided) and moves its schedule
- * on, in one transaction, under the lease `lease` (the supervisor id that
- * claimed it); bare leaves out the output and error text (see write_run).
- * Returns 0 when done or when the lease was lost (the result then changes
- * nothing and is logged), or -1 with err set on a database error: nothing was
- * written and the caller keeps the job to try again.
+ * on, inside the caller's transaction, under the lease `lease` (the
+ * supervisor id that claimed it); bare leaves out the output and error
+ * text (see write_run).  Returns 1 when written, 0 when the lease was lost
+ * (the result then changes nothing and is logged), or -1 with err set on
+ * a database error: the caller rolls back.
  */
 int
-finish_run(struct db *db, int64_t lease, const struct job *j, int bare,
+finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
     char *err, size_t errlen)
 {
 	char sid[40];
 	int r;
 
-	if (db_begin(db, err, errlen) == -1)
-		return -1;
-	if ((r = write_run(db, lease, j, bare, err, errlen)) == -1)
-		goto fail;
-	if (r == 0) {
-		log_warnx("run %s: no longer ours (lease lost); its result "
-		          "(%s) changes nothing",
-		    j->run_id, run_status_name(j->verdict.status));
-		return db_commit(db, err, errlen);
+	if ((r = write_run(db, lease, j, bare, err, errlen)) <= 0) {
+		if (r == 0)
+			log_warnx("run %s: no longer ours (lease lost); its "
+			          "result (%s) changes nothing",
+			    j->run_id, run_status_name(j->verdict.status));
+		return r;
 	}
 	snprintf(sid, sizeof(sid), "%s", j->schedule_id);
-	if (move_schedule(db, sid, j, err, errlen) == -1)
-		goto fail;
+	return move_schedule(db, sid, j, err, errlen) == -1 ? -1 : 1;
+}
+
+/*
+ * finish_run_in() in a transaction of its own.  Returns 0 when done or
+ * fenced out, or -1 with err set on a database error: nothing was written
+ * and the caller keeps the job to try again.
+ */
+int
+finish_run(struct db *db, int64_t lease, const struct job *j, int bare,
+    char *err, size_t errlen)
+{
+	if (db_begin(db, err, errlen) == -1)
+		return -1;
+	if (finish_run_in(db, lease, j, bare, err, errlen) == -1) {
+		db_rollback(db);
+		return -1;
+	}
 	return db_commit(db, err, errlen);
-fail:
-	db_rollback(db);
-	return -1;
 }

@@ -52,8 +52,11 @@ repeat=$(add repeat "kind, interval_seconds, total_repeats, target" \
 	"'interval', 1, 3, '{\"type\":\"exec\",\"argv\":[\"/bin/echo\",\"hello\"]}'")
 failing=$(add failing "kind, interval_seconds, max_retries, backoff, retry_delay_seconds, target" \
 	"'interval', 3600, 2, 'fixed', 1, '{\"type\":\"exec\",\"argv\":[\"/bin/sh\",\"-c\",\"echo oops >&2; exit 3\"]}'")
+# Its sleep's argument is this test's own, so that pgrep below cannot see
+# another test's sleep.
+nap=30.$$
 slow=$(add slow "kind, interval_seconds, max_retries, timeout_seconds, target" \
-	"'interval', 3600, 0, 1, '{\"type\":\"exec\",\"argv\":[\"/bin/sh\",\"-c\",\"echo started; sleep 30\"]}'")
+	"'interval', 3600, 0, 1, '{\"type\":\"exec\",\"argv\":[\"/bin/sh\",\"-c\",\"echo started; sleep $nap\"]}'")
 once=$(add once "kind, at, target" \
 	"'once', now(), '{\"type\":\"exec\",\"argv\":[\"/bin/true\"]}'")
 
@@ -71,7 +74,7 @@ ok failing-backoff "$(sql "SELECT bool_and(gap >= 0.95) FROM (SELECT extract(epo
 wait_for 20 "SELECT status = 'dead' FROM schedules WHERE id = '$slow'"
 ok slow-timeout "$(sql "SELECT status, output, duration_ms < 5000 FROM runs WHERE schedule_id = '$slow'")" "timed_out|started
 |t"
-ok slow-gone "$(pgrep -f 'sleep 30' | wc -l)" "0"
+ok slow-gone "$(pgrep -f "sleep $nap" | wc -l)" "0"
 wait_for 10 "SELECT status = 'done' FROM schedules WHERE id = '$once'"
 ok once-done "$(sql "SELECT count(*) || ':' || min(status) FROM runs WHERE schedule_id = '$once'")" "1:succeeded"
 
