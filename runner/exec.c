@@ -1,6 +1,8 @@
 /*
- * exec.c: an exec target, watched from the runner.  The runner forks the
- * target (target.c does the rest of its setup), then runs one poll loop
+ * exec.c: an exec target, watched from the runner.  The runner starts the
+ * target with vfork() (target.c does the rest of its setup: it allocates
+ * nothing and changes nothing the runner keeps, so sharing the runner's
+ * memory until execve() is safe), then runs one poll loop
  * over two descriptors: the output pipe, drained into a fixed-size tail
  * however much comes, and the signalfd, which brings SIGCHLD (reap),
  * SIGALRM (the run's timeout) and SIGTERM (the supervisor's stop).  The
@@ -281,7 +283,16 @@ exec_start(struct exec_watch *w, struct result *res)
 	    fcntl(st[0], F_SETFL, O_NONBLOCK) == -1)
 		goto fail;
 	w->start = exec_now();
-	if ((w->pid = fork()) == -1)
+	/*
+	 * vfork(), not fork(): a fork copies the mappings of the runner,
+	 * which are the supervisor's (libpq, libcurl and theirs), only for
+	 * execve() to throw them away; that copy and its teardown were the
+	 * largest share of the CPU a short run costs.  The runner waits
+	 * until the target has called execve() or exited.  The descriptor
+	 * table is the child's own, so its close() and dup2() do not touch
+	 * the runner's.
+	 */
+	if ((w->pid = vfork()) == -1)
 		goto fail;
 	if (w->pid == 0) {
 		close(out[0]);

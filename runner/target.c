@@ -9,13 +9,15 @@
  * step that fails is reported through the status pipe (close-on-exec, so
  * a successful execve() closes it empty): the stage and errno, which
  * target_describe() turns into the precise error the run records, instead
- * of a guess from exit status 127.  Between fork() and execve() nothing
- * here allocates: once RLIMIT_AS is set, an allocation in a sanitizer
- * runtime could fail.
+ * of a guess from exit status 127.  It runs in a vfork() child (exec.c),
+ * in the runner's memory: between vfork() and execve() nothing here
+ * allocates or writes anything but its own stack (and once RLIMIT_AS is
+ * set an allocation could fail anyway), and the identity changes are the
+ * raw system calls, not glibc's wrappers, which in a process that ever
+ * had threads would signal the runner's threads and wait for them.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runner.h"
@@ -124,8 +127,9 @@ target_switch(const struct run_spec *spec)
 		errno = EPERM;
 		return -1;
 	}
-	if (setgroups(0, NULL) == -1 || setgid(spec->gid) == -1 ||
-	    setuid(spec->uid) == -1)
+	if (syscall(SYS_setgroups, 0, NULL) == -1 ||
+	    syscall(SYS_setgid, spec->gid) == -1 ||
+	    syscall(SYS_setuid, spec->uid) == -1)
 		return -1;
 	if (getuid() != spec->uid || geteuid() != spec->uid) {
 		errno = EPERM;
@@ -198,7 +202,7 @@ target_exec(char *const *argv, char *const *env)
 }
 
 /*
- * The target process: called in the runner's fresh child, with the output
+ * The target process: called in the runner's vfork() child, with the output
  * pipe's write end and the status pipe's write end (both close-on-exec).
  * Never returns: it becomes the command, or reports why it could not and
  * _exit()s with 127.
