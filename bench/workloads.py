@@ -410,12 +410,42 @@ def cronvisor_insert(pg, wl, stamp):
            % (wl.prefix, stamp, wl.file, wl.prefix, wl.n - 1, wl.due, wl.step))
 
 
+class Database:
+    """An existing cronvisor database (--database CONNINFO, bench/scale.sh):
+    migrated, maybe holding other schedules, which the workloads leave
+    alone (theirs have owner 'bench'); its server is not in the cgroup."""
+
+    def __init__(self, url):
+        self.url = url
+
+    def sql(self, sql):
+        return run(["psql", "-X", "-qAt", "-v", "ON_ERROR_STOP=1", self.url, "-c", sql]).strip()
+
+
+def supervisor_memory(pid):
+    """VmRSS and VmHWM of a process, in kB (None when gone)."""
+    r = {}
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                k = line.split(":")[0]
+                if k in ("VmRSS", "VmHWM"):
+                    r[k] = int(line.split()[1])
+    except OSError:
+        return None
+    return r
+
+
 def bench_cronvisor(a):
     d = tempfile.mkdtemp(prefix="cvb", dir="/tmp")
     os.chmod(d, 0o755)
     cleanups.append(lambda: shutil.rmtree(d, ignore_errors=True))
-    pg = Postgres(d)
-    run([os.path.join(a.build, "cronvisorctl"), "db", "migrate", "--database", pg.url])
+    if a.database:
+        pg = Database(a.database)
+    else:
+        pg = Postgres(d)
+        run([os.path.join(a.build, "cronvisorctl"), "db", "migrate", "--database", pg.url])
+    mine = "owner = 'bench'"
     conf = os.path.join(d, "cronvisor.conf")
     with open(conf, "w") as f:
         f.write('database_url = "%s"\nlog_level = warn\nmax_concurrent_runs = %d\nclaim_batch = %d\n'
@@ -427,7 +457,12 @@ def bench_cronvisor(a):
         raise RuntimeError("cronvisord exited: " + open(os.path.join(d, "cronvisord.log")).read())
     res = {"max_concurrent_runs": a.max_concurrent, "claim_batch": a.claim_batch,
            "postgresql": "defaults (fsync, synchronous_commit, full_page_writes on)"}
+    if a.database:
+        res["database"] = "existing (--database), %s schedules of other owners" % pg.sql(
+            "SELECT count(*) FROM schedules WHERE NOT (%s)" % mine)
     for kind, n, step in (("warm-up", WARM, 0), ("burst", a.burst, 0), ("spread", a.spread, 10000)):
+        if n == 0:
+            continue
         wl = Workload(d, kind, n, step, 2 + n / 5000)
         cronvisor_insert(pg, wl, a.stamp)
         os.chmod(d, 0o755)
@@ -436,15 +471,17 @@ def bench_cronvisor(a):
         wl.wait_stamps(120)
 
         def done():
-            return int(pg.sql("SELECT count(*) FROM runs WHERE status <> 'running'")) >= n
+            return int(pg.sql("SELECT count(*) FROM runs r JOIN schedules s ON s.id = r.schedule_id "
+                              "WHERE s.%s AND r.status <> 'running'" % mine)) >= n
         wait_until(done, 60, "cronvisor results", step=0.1)
         cpu = win.close(n)
         if kind == "warm-up":
-            pg.sql("DELETE FROM runs; DELETE FROM schedules")
+            pg.sql("DELETE FROM schedules WHERE %s" % mine)
             continue
         rows = pg.sql("SELECT s.name, floor(extract(epoch FROM r.started_at) * 1e6)::bigint, "
                       "floor(extract(epoch FROM r.finished_at) * 1e6)::bigint, r.status "
-                      "FROM runs r JOIN schedules s ON s.id = r.schedule_id").splitlines()
+                      "FROM runs r JOIN schedules s ON s.id = r.schedule_id "
+                      "WHERE s.%s" % mine).splitlines()
         ok = sum(1 for r in rows if r.endswith("|succeeded"))
         end = max(int(r.split("|")[2]) for r in rows)
         r = wl.figures(end, ok, cpu)
@@ -456,10 +493,12 @@ def bench_cronvisor(a):
         c = lag_stats(claim)
         r["claim_lag_ms"] = {k: c[k] for k in ("lag_ms_p50", "lag_ms_p99", "lag_ms_max", "lag_ms_min")}
         r["statuses"] = pg.sql("SELECT string_agg(status || '=' || c, ' ') FROM "
-                               "(SELECT status, count(*) c FROM runs GROUP BY status) x")
+                               "(SELECT r.status, count(*) c FROM runs r JOIN schedules s "
+                               "ON s.id = r.schedule_id WHERE s.%s GROUP BY r.status) x" % mine)
         res[kind] = r
         log("cronvisor %s: %s" % (kind, json.dumps({k: v for k, v in r.items() if k != "cpu"})))
-        pg.sql("DELETE FROM runs; DELETE FROM schedules")
+        pg.sql("DELETE FROM schedules WHERE %s" % mine)
+    res["supervisor_memory_kb"] = supervisor_memory(cvd.pid)
     stop(cvd, 40)
     return res
 
@@ -577,6 +616,8 @@ def rows_of(R):
             continue
         for kind in ("burst", "spread"):
             if sysname == "cronvisor":
+                if kind not in S:  # --burst 0 or --spread 0
+                    continue
                 w, name = S[kind], label % (S["max_concurrent_runs"], S["claim_batch"])
             else:
                 w = S["best"][kind]
@@ -598,7 +639,66 @@ def table(R):
                 fmt(cpu, 2), fmt(mcpu, 2)))
         else:
             out.append("| %s | %s | %s | | | | | | | %s | %s |" % (name, kind, fmt(rate, 0), fmt(cpu, 2), fmt(mcpu, 2)))
-    out.append("| scale: 1,000,000 schedules | (not measured yet) | | | | | | | | | |")
+    S = R.get("scale")
+    if not S:
+        out.append("| scale: 1,000,000 schedules | (not measured yet) | | | | | | | | | |")
+        return "\n".join(out)
+    for lab in ("1k", "large"):
+        w = S[lab]["spread"]
+        out.append("| cronvisor, %s schedules present (bench/scale.sh) | spread | - | %s | %s | %s | %s | %s | %s/%s | %s | %s |" % (
+            fmt(S[lab]["start"]["schedules"] - 1), fmt(w["lag_ms_p50"], 2), fmt(w["lag_ms_p95"], 2),
+            fmt(w["lag_ms_p99"], 2), fmt(w["lag_ms_max"], 2), w["early"], w["succeeded"], w["jobs"],
+            fmt(w["cpu_ms_per_run"], 2), fmt(w["cpu_ms_per_run_machine"], 2)))
+    out.append("")
+    out.append(scale_table(S))
+    return "\n".join(out)
+
+
+def scale_table(S):
+    """The figures of bench/scale.sh (bench/out/scale.json) as a table."""
+    c = S["create"]
+    out = ["| scale (%s schedules) | with 1,000 | with %s |" % (fmt(S["schedules"]), fmt(S["schedules"])),
+           "|---|---:|---:|"]
+
+    def cell(lab, f):
+        try:
+            return f(S[lab])
+        except (KeyError, TypeError):
+            return "-"
+
+    def plan(x, case, mode):
+        for e in x["explain"]:
+            if e["case"] == case and e["plan_mode"] == mode:
+                return "%.3f ms (%s)" % (e["execution_ms"], e["top_buffers"])
+        return "-"
+    rows = [("supervisor start → \"started\" line", lambda x: "%.1f ms" % x["start"]["start_to_ready_ms"]),
+            ("supervisor start → first claim", lambda x: "%.1f ms" % x["start"]["start_to_first_claim_ms"]),
+            ("supervisor RSS idle (VmRSS / VmHWM)",
+             lambda x: "%d / %d kB" % (x["start"]["VmRSS_kb"], x["start"]["VmHWM_kb"])),
+            ("supervisor RSS after the spread (VmRSS / VmHWM)",
+             lambda x: "%d / %d kB" % (x["supervisor_after_spread_kb"]["VmRSS"],
+                                       x["supervisor_after_spread_kb"]["VmHWM"]))]
+    for case in ("claim, nothing due (now)", "claim, many due (LIMIT 100)"):
+        rows.append(("claim query, %s, generic plan" % case[7:],
+                     lambda x, case=case: plan(x, case, "generic")))
+    rows.append(("next-deadline query", lambda x: plan(x, "next deadline (every loop turn)", "custom")))
+    rows.append(("deleted-schedule sweep", lambda x: plan(x, "deleted-schedule sweep (every heartbeat)", "custom")))
+    rows.append(("spread lag p50 / p99 / max", lambda x: "%.2f / %.2f / %.2f ms" % (
+        x["spread"]["lag_ms_p50"], x["spread"]["lag_ms_p99"], x["spread"]["lag_ms_max"])))
+    rows.append(("spread claim lag p50 / p99", lambda x: "%.2f / %.2f ms" % (
+        x["spread"]["claim_lag_ms"]["lag_ms_p50"], x["spread"]["claim_lag_ms"]["lag_ms_p99"])))
+    for name, f in rows:
+        out.append("| %s | %s | %s |" % (name, cell("1k", f), cell("large", f)))
+    out.append("")
+    out.append("| create | schedules | seconds | per second |")
+    out.append("|---|---:|---:|---:|")
+    for k, lab in (("api_wrk", "API, wrk -t2 -c16 through nginx"),
+                   ("cronvisorctl_import", "cronvisorctl schedules import --parallel 4"),
+                   ("sql_copies", "SQL INSERT ... SELECT copies of those rows")):
+        x = c[k]
+        n = x.get("created", x.get("rows"))
+        out.append("| %s | %s | %.1f | %s |" % (lab, fmt(n), x["seconds"],
+                                               fmt(x.get("per_second") or round(n / max(x["seconds"], 1e-9)), 0)))
     return "\n".join(out)
 
 
@@ -607,6 +707,8 @@ def ratios(R):
     C, L = R.get("cronvisor"), R.get("limit")
     peers = [R[p]["best"]["burst"]["runs_per_second"] for p in ("rq", "bullmq")
              if R.get(p) and R[p]["best"]["burst"].get("runs_per_second")]
+    if C and "burst" not in C:
+        C = dict(C, burst={"runs_per_second": 0, "cpu_ms_per_run": None})
     if C and L:
         r["burst_vs_limit_2_in_flight"] = round(C["burst"]["runs_per_second"] / L["true"]["two_in_flight"], 3)
         r["burst_vs_limit_2_in_flight_stamp"] = round(
@@ -617,7 +719,7 @@ def ratios(R):
         r["cpu_ms_per_run_burst"] = C["burst"]["cpu_ms_per_run"]
         if L and L["true"]["cpu_ms_per_run"]:
             r["cpu_per_run_vs_limit"] = round(C["burst"]["cpu_ms_per_run"] / L["true"]["cpu_ms_per_run"], 2)
-    if C:
+    if C and "spread" in C:
         s = C["spread"]
         r["spread_lag_ms_p50"], r["spread_lag_ms_p99"], r["spread_early"] = \
             s["lag_ms_p50"], s["lag_ms_p99"], s["early"]
@@ -651,9 +753,13 @@ def report(path, merges):
         else:
             R[key] = v
     R.setdefault("scale", None)
+    if R.get("cronvisor") or R.get("scale"):
+        R["table_markdown"] = table(R)
     with open(path + ".tmp", "w") as fh:
         json.dump(R, fh, indent=1)
     os.replace(path + ".tmp", path)
+    if R.get("scale") and not ("limit" in R or "cronvisor" in R):
+        print(scale_table(R["scale"]))
     if "limit" in R or "cronvisor" in R:
         print("date %s, load average before %s, after %s; burst %s jobs, spread %s jobs 10 ms apart"
               % (R["date"], " ".join(R["loadavg_before"]), " ".join(R["loadavg_after"]),
@@ -701,6 +807,7 @@ def main():
     ap.add_argument("--systems", default="limit,cronvisor,rq,bullmq")
     ap.add_argument("--max-concurrent", type=int, default=4)
     ap.add_argument("--claim-batch", type=int, default=100)
+    ap.add_argument("--database", help="an existing, migrated database (bench/scale.sh)")
     ap.add_argument("--out", default=os.path.join(HERE, "out", "workloads.json"))
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)

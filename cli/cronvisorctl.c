@@ -50,6 +50,7 @@ usage(FILE *fp)
 	      "  schedules list    list schedules\n"
 	      "  schedules get     show one schedule and its next fire times\n"
 	      "  schedules create  create a schedule from flags or a file\n"
+	      "  schedules import  create many schedules from a JSON-lines file\n"
 	      "  schedules update  change some fields of a schedule\n"
 	      "  schedules delete  delete schedules\n"
 	      "  schedules pause   pause a schedule\n"

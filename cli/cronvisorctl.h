@@ -71,8 +71,11 @@ struct db *db_connect(const char *url, const char *path, int must_exist);
 int token_main(int argc, char **argv);
 
 /* api.c: the HTTP client of the REST API (libcurl, jansson) */
-#define API_DRY       1  /* api_request(): --dry-run, nothing was sent */
-#define API_QUERY_MAX 16 /* most query parameters of api_list() */
+#define API_DRY          1  /* api_request(): --dry-run, nothing was sent */
+#define API_QUERY_MAX    16 /* most query parameters of api_list() */
+#define API_RETRIES      5  /* resends of a request with an Idempotency-Key */
+#define API_KEY_LEN      33 /* api_key(): 32 hex digits and a NUL */
+#define API_PARALLEL_MAX 32 /* most requests in flight of api_batch() */
 struct json_t;
 struct api_query {
 	const char *name;  /* query parameter name */
@@ -86,8 +89,34 @@ int api_request_json(const char *method, const char *path,
     struct json_t **out);
 int api_list(const char *path, const struct api_query *query, size_t nquery,
     const char *key, int all, struct json_t **out);
+int api_request_key(const char *method, const char *path,
+    const struct api_query *query, size_t nquery, const char *body,
+    const char *key, struct json_t **out);
 void api_print_json(const struct json_t *doc);
 void api_cleanup(void);
+int api_key(char *buf);
+
+/* One request of api_batch(), handed out by its source. */
+struct api_item {
+	char *body;      /* the JSON text (malloc'd; api_batch() frees it) */
+	char key[128];   /* its Idempotency-Key */
+	char label[256]; /* what messages about it start with: "FILE:LINE" */
+};
+
+/* A batch of requests of one method and path, and how it went. */
+struct api_batch {
+	const char *method;        /* "POST" */
+	const char *path;          /* under /api/v1 */
+	const struct api_query *q; /* query of every request */
+	size_t nq;                 /* entries in q */
+	int parallel;              /* requests in flight, 1..32 */
+	int (*next)(void *arg, struct api_item *it); /* 1: filled; 0: end */
+	void *arg;                                   /* next()'s */
+	size_t done;                                 /* requests answered 2xx */
+	size_t failed; /* requests that failed (reported) */
+	int stopped;   /* 1: stopped early (see api_batch()) */
+};
+int api_batch(struct api_batch *b);
 
 /* table.c: aligned tables and key: value listings for people */
 struct table;

@@ -18,6 +18,7 @@
 #define SCHED_BODY_MAX (16 * 1024 * 1024) /* largest --file read, bytes */
 #define SCHED_HEADERS  64                 /* most --header flags */
 #define SCHED_IDS      500                /* most ids of one delete */
+#define SCHED_PARALLEL 4 /* import's requests in flight: the API's threads */
 
 /* The command-specific options; getopt_long returns SO_BASE + these. */
 enum sched_opt {
@@ -50,6 +51,8 @@ enum sched_opt {
 	SO_LIMIT,        /* --limit N (page size) */
 	SO_ALL,          /* --all: follow next_cursor */
 	SO_PREVIEW,      /* --preview N (get) */
+	SO_PARALLEL,     /* --parallel N (import) */
+	SO_KEY_PREFIX,   /* --key-prefix P (import) */
 	SO_HELP,         /* --help */
 	SO_COUNT,        /* number of options */
 };
@@ -86,6 +89,8 @@ static const struct option sched_options[] = {
     {"limit", required_argument, NULL, SO_BASE + SO_LIMIT},
     {"all", no_argument, NULL, SO_BASE + SO_ALL},
     {"preview", required_argument, NULL, SO_BASE + SO_PREVIEW},
+    {"parallel", required_argument, NULL, SO_BASE + SO_PARALLEL},
+    {"key-prefix", required_argument, NULL, SO_BASE + SO_KEY_PREFIX},
     {"help", no_argument, NULL, SO_BASE + SO_HELP},
     CTL_GLOBAL_OPTIONS,
     {NULL, 0, NULL, 0},
@@ -564,7 +569,7 @@ sched_write(const struct sched_args *a, const char *method, const char *path)
 {
 	const struct api_query q[] = {{"owner", a->arg[SO_OWNER]}};
 	json_t *doc = NULL, *ans;
-	char *text;
+	char *text, key[API_KEY_LEN];
 	int rc;
 
 	if (a->given[SO_FILE]) {
@@ -587,7 +592,17 @@ sched_write(const struct sched_args *a, const char *method, const char *path)
 			fatalx("out of memory");
 		json_decref(doc);
 	}
-	rc = api_request(method, path, q, 1, text, &ans);
+	/* A create may be sent again after a lost answer or a 503: the key
+	 * makes the API answer with the first one's schedule. */
+	if (strcmp(method, "POST") == 0) {
+		if (api_key(key) == -1) {
+			free(text);
+			return CTL_EXIT_FAIL;
+		}
+		rc = api_request_key(method, path, q, 1, text, key, &ans);
+	} else {
+		rc = api_request(method, path, q, 1, text, &ans);
+	}
 	free(text);
 	return sched_output(rc, ans, sched_show);
 }
@@ -609,6 +624,130 @@ sched_update(const struct sched_args *a)
 		return CTL_EXIT_USAGE;
 	snprintf(path, sizeof(path), "/schedules/%s", a->pos[0]);
 	return sched_write(a, "PATCH", path);
+}
+
+/* The file "schedules import" reads, one schedule document a line. */
+struct sched_import {
+	FILE *fp;         /* the file, or stdin */
+	const char *name; /* its name in messages ("-": stdin) */
+	const char *pfx;  /* Idempotency-Key prefix of this import */
+	char *line;       /* getline()'s buffer */
+	size_t cap;       /* its size */
+	long lineno;      /* number of the last line read, from 1 */
+	size_t bad;       /* lines refused before sending (not an object) */
+	int read_error;   /* 1: reading the file failed */
+};
+
+/*
+ * api_batch()'s source for "schedules import": the next line that holds
+ * a JSON object, sent as it is, with the key PREFIX-LINE and the label
+ * FILE:LINE.  Blank lines are skipped; a line that is not a JSON object
+ * is reported with its number and counted in bad.  Returns 1, or 0 at
+ * the end of the file.
+ */
+static int
+sched_import_next(void *arg, struct api_item *it)
+{
+	struct sched_import *im = arg;
+	json_error_t je;
+	json_t *doc;
+	ssize_t n;
+
+	while ((n = getline(&im->line, &im->cap, im->fp)) != -1) {
+		im->lineno++;
+		while (n > 0 &&
+		    (im->line[n - 1] == '\n' || im->line[n - 1] == '\r'))
+			im->line[--n] = '\0';
+		if (im->line[strspn(im->line, " \t")] == '\0')
+			continue;
+		if ((doc = json_loadb(im->line, (size_t)n, 0, &je)) == NULL ||
+		    !json_is_object(doc)) {
+			log_warnx("%s:%ld: not a JSON object%s%s", im->name,
+			    im->lineno, doc ? "" : ": ", doc ? "" : je.text);
+			json_decref(doc);
+			im->bad++;
+			continue;
+		}
+		json_decref(doc);
+		if ((it->body = strdup(im->line)) == NULL)
+			fatal("strdup");
+		snprintf(
+		    it->key, sizeof(it->key), "%s-%ld", im->pfx, im->lineno);
+		snprintf(it->label, sizeof(it->label), "%s:%ld", im->name,
+		    im->lineno);
+		return 1;
+	}
+	if (ferror(im->fp)) {
+		log_warn("%s: reading line %ld", im->name, im->lineno + 1);
+		im->read_error = 1;
+	}
+	return 0;
+}
+
+/*
+ * "schedules import FILE": POST /schedules once per line of FILE (JSON
+ * lines; - reads stdin), --parallel at once, each with an Idempotency-
+ * Key made of this import's prefix and the line number, so that a
+ * request sent again (a lost answer, a 503) or a whole import run again
+ * with the same --key-prefix creates nothing twice.  Prints the counts;
+ * a failed line is reported with its number and the API's message.
+ */
+static int
+sched_import(const struct sched_args *a)
+{
+	const struct api_query q[] = {{"owner", a->arg[SO_OWNER]}};
+	struct sched_import im = {0};
+	struct api_batch b = {0};
+	char pfx[API_KEY_LEN];
+	int64_t par = SCHED_PARALLEL;
+	int rc;
+
+	if (a->given[SO_PARALLEL] &&
+	    ctl_parse_int("--parallel", a->arg[SO_PARALLEL], 1,
+	        API_PARALLEL_MAX, &par) != 0)
+		return CTL_EXIT_USAGE;
+	if (a->given[SO_KEY_PREFIX])
+		im.pfx = a->arg[SO_KEY_PREFIX];
+	else if (api_key(pfx) == -1)
+		return CTL_EXIT_FAIL;
+	else
+		im.pfx = pfx;
+	im.name = a->pos[0];
+	if (strcmp(im.name, "-") == 0)
+		im.fp = stdin;
+	else if ((im.fp = fopen(im.name, "re")) == NULL) {
+		log_warn("%s", im.name);
+		return CTL_EXIT_FAIL;
+	}
+	b = (struct api_batch){.method = "POST",
+	    .path = "/schedules",
+	    .q = q,
+	    .nq = 1,
+	    .parallel = (int)par,
+	    .next = sched_import_next,
+	    .arg = &im};
+	/* Nothing read: --url or --token is missing (said so). */
+	if ((rc = api_batch(&b)) == -1 && im.lineno == 0 && !b.stopped) {
+		if (im.fp != stdin)
+			fclose(im.fp);
+		return CTL_EXIT_FAIL;
+	}
+	if (b.stopped)
+		log_warnx("%s: stopped after line %ld; run the import again "
+		          "with --key-prefix %s to send the rest without "
+		          "creating any schedule twice",
+		    im.name, im.lineno, im.pfx);
+	if (ctl.json && !ctl.dry_run)
+		printf("{\"created\": %zu, \"failed\": %zu, \"lines\": %ld}\n",
+		    b.done, b.failed + im.bad, im.lineno);
+	else if (!ctl.dry_run)
+		printf("%s: %zu created, %zu failed\n", im.name, b.done,
+		    b.failed + im.bad);
+	if (im.fp != stdin)
+		fclose(im.fp);
+	free(im.line);
+	return rc == 0 && im.bad == 0 && !im.read_error ? CTL_EXIT_OK
+	                                                : CTL_EXIT_FAIL;
 }
 
 /* Prints the answer of a delete for people: the ids that went. */
@@ -750,6 +889,22 @@ static const struct sched_cmd sched_cmds[] = {
         "Creates a schedule and shows it.  --owner (admin tokens) creates\n"
         "it for another owner.\n"
         "\n" SCHED_DOC_USAGE},
+    {"import", sched_import,
+        SO_BIT(SO_OWNER) | SO_BIT(SO_PARALLEL) | SO_BIT(SO_KEY_PREFIX), 1, 1,
+        "usage: cronvisorctl schedules import FILE [--parallel N]\n"
+        "           [--key-prefix P] [--owner O]\n"
+        "\n"
+        "Creates one schedule per line of FILE (JSON lines: one schedule\n"
+        "document per line, as for create --file; blank lines are skipped;\n"
+        "- reads stdin), N requests at once (default 4, at most 32) over\n"
+        "kept-alive connections, and prints how many were created and how\n"
+        "many failed.  Each failed line is reported as FILE:LINE: with the\n"
+        "API's message and field; the others are still sent, and the exit\n"
+        "status is then 1.  Each request carries the Idempotency-Key P-LINE\n"
+        "(P: random unless --key-prefix gives it) and is sent again, with\n"
+        "the same key, after a transport failure or a 502/503/504 (up to 5\n"
+        "times, 0.2 s doubling): an import run again with the same\n"
+        "--key-prefix creates nothing twice.\n"},
     {"update", sched_update, SO_DOC, 1, 1,
         "usage: cronvisorctl schedules update ID [FLAGS]\n"
         "       cronvisorctl schedules update ID --file PATCH.json\n"
@@ -785,8 +940,8 @@ static void
 sched_usage(const struct sched_cmd *c, FILE *fp)
 {
 	if (c == NULL) {
-		fputs("usage: cronvisorctl schedules list|get|create|update|"
-		      "delete|pause|resume|trigger ...\n\n",
+		fputs("usage: cronvisorctl schedules list|get|create|import|"
+		      "update|delete|pause|resume|trigger ...\n\n",
 		    fp);
 		for (size_t i = 0; i < SCHED_NCMDS; i++)
 			fprintf(fp, "%.*s",

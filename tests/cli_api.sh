@@ -44,6 +44,13 @@ check wrong-flag 2 "schedules list does not take --every" -- \
 	"$ctl" schedules list --every 5m
 check help 0 "--http METHOD URL" -- "$ctl" schedules create --help
 check runs-help 0 "usage: cronvisorctl runs list" -- "$ctl" runs --help
+check dry-import 0 'POST /api/v1/schedules?owner=bob
+{"name":"i1","interval_seconds":60}
+POST /api/v1/schedules?owner=bob
+{"name":"i2"}' -- sh -c 'printf "%s\n\n%s\n" "{\"name\":\"i1\",\"interval_seconds\":60}" \
+	"{\"name\":\"i2\"}" | "$1" --dry-run schedules import - --owner bob' sh "$ctl"
+check import-help 0 "Idempotency-Key" -- "$ctl" schedules import --help
+check import-parallel 2 "--parallel" -- "$ctl" schedules import f --parallel 33
 
 # --- against the stack ---
 api_up "$1" "$2" "$3" "$4"
@@ -54,6 +61,9 @@ check create 0 "kind:                      interval" -- \
 id1=$(printf '%s\n' "$out" | sed -n 's/^id: *//p')
 ok create-id "$(sql "SELECT name || ' ' || interval_seconds FROM schedules
 	WHERE id = '$id1'")" "every5 300"
+# a create carries an Idempotency-Key (sent again with it after a 503)
+ok create-key "$(sql "SELECT length(idempotency_key) FROM schedules
+	WHERE id = '$id1'")" 32
 check create-cron 0 "timezone:                  Europe/Paris" -- \
 	"$ctl" schedules create --name paris --cron '0 9 * * 1-5' \
 	--tz Europe/Paris --exec -- /bin/true
@@ -153,6 +163,43 @@ ok delete-none "$("$ctl" schedules list --json | jq -r '.schedules | length')" 3
 ok delete-batch "$("$ctl" schedules delete "$id2" "$id3" --json | jq -r .count)" 2
 ok delete-left "$("$ctl" schedules list --json | jq -r '[.schedules[].name] | join(",")')" \
 	from-file
+
+# import: one schedule per line, failed lines named by number and field
+imp=$tmp/imp.jsonl
+{
+	echo '{"name": "imp-1", "kind": "interval", "interval_seconds": 60, "target": {"type": "exec", "argv": ["/bin/true"]}}'
+	echo
+	echo '{"name": "imp-3", "kind": "cron", "cron": "0 25 * * *", "target": {"type": "exec", "argv": ["/bin/true"]}}'
+	echo '{"name": "imp-4", "kind": "cron", "cron": "*/5 * * * *", "timezone": "Europe/Berlin", "target": {"type": "exec", "argv": ["/bin/true"]}}'
+	echo '{"name": "imp-5", "kind": "interval", "interval_seconds": 60, "every": 3}'
+	echo 'not json'
+	echo '{"name": "imp-7", "kind": "interval", "interval_seconds": 7, "target": {"type": "exec", "argv": ["/bin/true"]}}'
+} >"$imp"
+check import 1 "$imp: 3 created, 3 failed" -- "$ctl" schedules import "$imp"
+check import-line 1 "cronvisorctl: $imp:3: hour: 25 is out of range 0-23 (field: cron)" -- \
+	"$ctl" schedules import "$imp" --key-prefix again
+check import-field 1 "cronvisorctl: $imp:5: unknown field (field: every)" -- \
+	"$ctl" schedules import "$imp" --key-prefix again
+check import-json 1 "cronvisorctl: $imp:6: not a JSON object" -- \
+	"$ctl" schedules import "$imp" --key-prefix again
+lacks import-good ":7:"
+ok import-rows "$(sql "SELECT string_agg(name || ' ' || count, ',' ORDER BY name) FROM
+	(SELECT name, count(*) FROM schedules WHERE name LIKE 'imp-%' GROUP BY name) x")" \
+	"imp-1 2,imp-4 2,imp-7 2"
+ok import-keys "$(sql "SELECT string_agg(idempotency_key, ',' ORDER BY name)
+	FROM schedules WHERE idempotency_key LIKE 'again-%'")" "again-1,again-4,again-7"
+# the same lines with the same prefix: created once
+sed -n '1p;4p;7p' "$imp" >"$tmp/good.jsonl"
+check import-once 0 "$tmp/good.jsonl: 3 created, 0 failed" -- \
+	"$ctl" schedules import "$tmp/good.jsonl" --key-prefix once --parallel 1
+ok import-again "$("$ctl" schedules import "$tmp/good.jsonl" --key-prefix once --json)" \
+	'{"created": 3, "failed": 0, "lines": 3}'
+ok import-dedup "$(sql "SELECT count(*) FROM schedules WHERE idempotency_key LIKE 'once-%'")" 3
+# an unreachable API: sent again 5 times (6.2 s), then the import stops
+check import-down 1 "stopped after line" -- \
+	"$ctl" schedules import "$tmp/good.jsonl" --url http://127.0.0.1:1 --parallel 1
+ok import-down-why "$(printf '%s\n' "$out" | grep -c "good.jsonl:1: cannot reach the API")" 1
+check import-missing 1 "nope.jsonl" -- "$ctl" schedules import "$tmp/nope.jsonl"
 
 api_finish
 summary cli_api
