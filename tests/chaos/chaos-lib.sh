@@ -40,6 +40,12 @@
 #     and no process in /proc has it, nor a command line naming the work
 #     directory (a runner outliving its supervisor), once the supervisors
 #     stopped (leaked).
+#  6. The history is whole: no schedule of the load has as many rows as
+#     its history_limit (the supervisor prunes beyond it, and 1-4 could
+#     not be checked over what is gone) - else an error.
+#
+# Every figure that fails prints what it counts and the first offending
+# rows (account_detail).
 
 # log_of NAME: the log of supervisor NAME.
 # sv_start NAME [CONF-LINES]: starts supervisor NAME; pid in pid_NAME.
@@ -127,14 +133,18 @@ rand() { od -An -N2 -tu2 /dev/urandom | awk -v lo="$1" -v hi="$2" '{ print lo + 
 #   i%4 = 2  timeout: attempt 0 of every fifth slot sleeps past its 1 s
 #                     timeout, retried
 #   i%4 = 3  slow:    sleeps 1.3 s every slot: overlap skip rows
-# catch_up by i%3: latest, all (max 3), none.
+# catch_up by i%3: latest, all (max 3), none.  The accounting needs every
+# row of the load, so history_limit is the most there is: with the default
+# (100) the supervisor prunes the oldest rows of a schedule once it has
+# more (about 90 s of faults), which look like lost slots and retries
+# without their first attempt (invariant 6).
 load() {
 	sql "INSERT INTO schedules (name, owner, kind, interval_seconds, start_at,
 	     next_run_at, next_slot_at, max_retries, backoff, retry_delay_seconds,
-	     timeout_seconds, catch_up, max_catch_up_runs, target)
+	     timeout_seconds, catch_up, max_catch_up_runs, history_limit, target)
 	     SELECT '${2:-chaos}' || g, 'test', 'interval', 1, t, t, t, 3, 'fixed', 1,
 	     CASE WHEN g % 4 = 2 THEN 1 ELSE 20 END,
-	     (ARRAY['latest', 'all', 'none'])[g % 3 + 1], 3,
+	     (ARRAY['latest', 'all', 'none'])[g % 3 + 1], 3, 100000,
 	     jsonb_build_object('type', 'exec', 'env',
 	       jsonb_build_object('CHAOS_TAG', '$tag'), 'argv',
 	       CASE g % 4
@@ -178,12 +188,14 @@ settle() {
 	errors=$((errors + 1))
 }
 
-# account [WHERE]: the figures of invariants 1-4 over the load's runs
-# (schedules named chaos%), added to the scenario's totals.
-account() {
-	set -- $(sql "
-	WITH s AS (SELECT id, start_at, interval_seconds AS iv, max_retries
-	           FROM schedules WHERE name LIKE 'chaos%'),
+# The common part of the accounting's queries (invariants 1-4 and 6): the
+# load's schedules (s) and runs (r), the slots the rows cover (cov), the
+# slots expected (e) and how often each is covered (m), and the offending
+# rows by kind.
+acct_with="
+	WITH s AS (SELECT id, name, start_at, interval_seconds AS iv,
+	           max_retries, history_limit FROM schedules
+	           WHERE name LIKE 'chaos%'),
 	r AS (SELECT r.* FROM runs r JOIN s ON s.id = r.schedule_id
 	      WHERE NOT r.triggered),
 	cov AS (
@@ -201,62 +213,98 @@ account() {
 	m AS (SELECT e.id, e.slot, count(c.slot) AS n FROM e
 	      LEFT JOIN cov c ON c.schedule_id = e.id AND c.slot = e.slot
 	      GROUP BY e.id, e.slot),
-	stray AS (SELECT count(*) AS n FROM cov c JOIN b ON b.id = c.schedule_id
+	stray AS (SELECT c.* FROM cov c JOIN b ON b.id = c.schedule_id
 	      WHERE c.slot < b.lo OR extract(epoch FROM c.slot - b.lo)::bigint % b.iv <> 0),
-	dupatt AS (SELECT count(*) AS n FROM (SELECT 1 FROM r
+	dupatt AS (SELECT schedule_id, slot_at, attempt, count(*) AS n FROM r
 	      WHERE status NOT IN ('missed', 'expired', 'skipped')
-	      GROUP BY schedule_id, slot_at, attempt HAVING count(*) > 1) x),
-	orphan AS (SELECT count(*) AS n FROM r WHERE attempt > 0 AND NOT EXISTS (
+	      GROUP BY schedule_id, slot_at, attempt HAVING count(*) > 1),
+	orphan AS (SELECT * FROM r WHERE attempt > 0 AND NOT EXISTS (
 	      SELECT 1 FROM r p WHERE p.schedule_id = r.schedule_id
 	      AND p.slot_at = r.slot_at AND p.attempt = r.attempt - 1
 	      AND p.status IN ('failed', 'timed_out', 'lost', 'interrupted', 'crashed'))),
-	broken AS (SELECT count(*) AS n FROM r JOIN s ON s.id = r.schedule_id
+	broken AS (SELECT r.* FROM r JOIN s ON s.id = r.schedule_id
 	      WHERE r.status IN ('failed', 'timed_out', 'lost', 'interrupted', 'crashed')
 	      AND r.attempt < s.max_retries AND NOT EXISTS (SELECT 1 FROM chaos_forced f
 	      WHERE f.id = r.schedule_id AND r.finished_at >= f.at - interval '10 s')
 	      AND NOT EXISTS (SELECT 1 FROM r n WHERE n.schedule_id = r.schedule_id
-	      AND n.slot_at = r.slot_at AND n.attempt = r.attempt + 1))
+	      AND n.slot_at = r.slot_at AND n.attempt = r.attempt + 1)),
+	pruned AS (SELECT s.id, s.name, s.history_limit, count(r.id) AS n FROM s
+	      JOIN r ON r.schedule_id = s.id GROUP BY s.id, s.name, s.history_limit
+	      HAVING count(r.id) >= s.history_limit)"
+
+# account: the figures of invariants 1-4 and 6 over the load's runs
+# (schedules named chaos%), added to the scenario's totals; each failing
+# figure is printed with what it counts (account_detail).
+account() {
+	sql "CREATE TABLE IF NOT EXISTS chaos_forced (id uuid, at timestamptz)" >/dev/null 2>&1
+	set -- $(sql "$acct_with
 	SELECT (SELECT count(*) FROM m),
 	  (SELECT count(*) FROM r WHERE status NOT IN ('skipped', 'missed', 'expired')),
-	  (SELECT count(*) FILTER (WHERE n > 1) FROM m) + (SELECT n FROM dupatt),
-	  (SELECT count(*) FILTER (WHERE n = 0) FROM m) + (SELECT n FROM broken)
-	  + (SELECT count(*) FROM r WHERE status = 'running'),
-	  (SELECT n FROM orphan) + (SELECT n FROM stray),
+	  (SELECT count(*) FILTER (WHERE n > 1) FROM m),
+	  (SELECT count(*) FROM dupatt),
+	  (SELECT count(*) FILTER (WHERE n = 0) FROM m),
+	  (SELECT count(*) FROM broken),
+	  (SELECT count(*) FROM r WHERE status = 'running'),
+	  (SELECT count(*) FROM orphan),
+	  (SELECT count(*) FROM stray),
+	  (SELECT count(*) FROM pruned),
 	  (SELECT count(*) FROM r WHERE status = 'lost'),
 	  (SELECT count(*) FROM r WHERE status = 'interrupted'),
 	  (SELECT count(*) FROM r WHERE status = 'missed'),
 	  (SELECT count(*) FROM r WHERE status = 'skipped'),
 	  (SELECT count(*) FROM r WHERE attempt > 0)" | tr '|' ' ')
-	if [ $# -ne 10 ]; then
-		echo "chaos: the accounting query failed" >&2
+	if [ $# -ne 15 ]; then
+		echo "chaos: error: the accounting query failed" >&2
 		errors=$((errors + 1))
 		return
 	fi
+	a_twice=$3 a_dupatt=$4 a_uncovered=$5 a_broken=$6 a_running=$7
+	a_orphan=$8 a_stray=$9 a_pruned=${10}
 	expected=$((expected + $1))
 	observed=$((observed + $2))
-	dups=$((dups + $3))
-	lostres=$((lostres + $4))
-	errors=$((errors + $5))
-	n_lost=$((n_lost + $6))
-	n_intr=$((n_intr + $7))
-	n_missed=$((n_missed + $8))
-	n_skipped=$((n_skipped + $9))
-	n_retries=$((n_retries + ${10}))
-	if [ "$3" -ne 0 ] || [ "$4" -ne 0 ] || [ "$5" -ne 0 ]; then
-		account_detail
-	fi
+	dups=$((dups + a_twice + a_dupatt))
+	lostres=$((lostres + a_uncovered + a_broken + a_running))
+	errors=$((errors + a_orphan + a_stray + a_pruned))
+	n_lost=$((n_lost + ${11}))
+	n_intr=$((n_intr + ${12}))
+	n_missed=$((n_missed + ${13}))
+	n_skipped=$((n_skipped + ${14}))
+	n_retries=$((n_retries + ${15}))
+	[ $((a_twice + a_dupatt + a_uncovered + a_broken + a_running + a_orphan +
+		a_stray + a_pruned)) -eq 0 ] || account_detail
 }
 
-# account_detail: the offending slots, for the log of a failure.
+# account_what FIGURE COUNT WHAT SQL: when COUNT is not 0, one line saying
+# what the figure counts, then the first rows of SQL (after acct_with).
+account_what() {
+	[ "$2" -ne 0 ] || return 0
+	echo "chaos: $1 +$2: $3:" >&2
+	sql "$acct_with $4 LIMIT 10" >&2
+}
+
+# account_detail: the offending slots and rows, for the log of a failure.
 account_detail() {
-	echo "chaos: runs still running:"
-	sql "SELECT id, supervisor_id, started_at FROM runs WHERE status = 'running' LIMIT 10"
-	echo "chaos: retry chains broken:"
-	sql "SELECT r.id, r.status, r.finished_at, r.error FROM runs r JOIN schedules s ON s.id = r.schedule_id
-	     WHERE s.name LIKE 'chaos%' AND r.status IN ('failed', 'timed_out', 'lost', 'interrupted', 'crashed')
-	     AND r.attempt < s.max_retries AND NOT EXISTS (SELECT 1 FROM runs n
-	     WHERE n.schedule_id = r.schedule_id AND n.slot_at = r.slot_at AND n.attempt = r.attempt + 1) LIMIT 10"
+	account_what duplicates "$a_twice" "slots covered twice (schedule, slot, times)" \
+		"SELECT s.name, m.slot, m.n FROM m JOIN s ON s.id = m.id WHERE m.n > 1 ORDER BY m.slot"
+	account_what duplicates "$a_dupatt" "runs sharing (schedule, slot, attempt)" \
+		"SELECT s.name, d.slot_at, d.attempt, d.n FROM dupatt d JOIN s ON s.id = d.schedule_id"
+	account_what lost_results "$a_uncovered" "slots no row covers (schedule, uncovered, first, last)" \
+		"SELECT s.name, count(*), min(m.slot), max(m.slot) FROM m JOIN s ON s.id = m.id
+		 WHERE m.n = 0 GROUP BY s.name ORDER BY count(*) DESC"
+	account_what lost_results "$a_broken" "retryable failures without their next attempt" \
+		"SELECT id, status, finished_at, error FROM broken ORDER BY finished_at"
+	account_what lost_results "$a_running" "runs still running after the settling" \
+		"SELECT id, supervisor_id, started_at FROM r WHERE status = 'running'"
+	account_what errors "$a_orphan" "retries whose previous attempt did not fail retryably" \
+		"SELECT o.id, o.status, o.slot_at, p.status AS previous FROM orphan o
+		 LEFT JOIN r p ON p.schedule_id = o.schedule_id AND p.slot_at = o.slot_at
+		 AND p.attempt = o.attempt - 1 ORDER BY o.slot_at"
+	account_what errors "$a_stray" "rows covering a slot off the schedule's grid" \
+		"SELECT s.name, st.slot FROM stray st JOIN s ON s.id = st.schedule_id"
+	account_what errors "$a_pruned" "schedules whose history reached history_limit (pruned, not checkable)" \
+		"SELECT name, n, history_limit FROM pruned"
 	[ -n "${KEEP:-}" ] && echo "chaos: database $name kept" && keepdb=1
+	return 0
 }
 
 # leaks: invariant 5; adds to leaked and prints what it found.
