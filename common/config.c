@@ -86,6 +86,8 @@ static const struct config_key config_keys[] = {
         "runs in flight at once per supervisor"),
     CONFIG_KEY_INT(
         claim_batch, 1, 10000, "100", "schedules claimed per transaction"),
+    CONFIG_KEY_INT(claim_ahead_ms, 0, 1000, "50",
+        "ms before its instant a slot is claimed; its runner waits for it"),
     CONFIG_KEY_INT(heartbeat_seconds, 1, 3600, "5",
         "seconds between a supervisor's heartbeats"),
     CONFIG_KEY_INT(lease_seconds, 2, 86400, "30",

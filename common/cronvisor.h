@@ -316,6 +316,7 @@ struct config {
 	enum log_level log_level;    /* how much to log */
 	int64_t max_concurrent_runs; /* runs in flight per supervisor */
 	int64_t claim_batch;         /* schedules claimed per transaction */
+	int64_t claim_ahead_ms;      /* claim this long before the instant */
 	int64_t heartbeat_seconds;   /* how often a supervisor heartbeats */
 	int64_t lease_seconds;       /* heartbeat age that declares it dead */
 	int64_t shutdown_grace_seconds;  /* SIGTERM: how long runs may finish */

@@ -22,12 +22,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runner.h"
@@ -146,6 +148,49 @@ child_isolate(int *result_fd, pid_t parent, struct result *res)
 	return sfd;
 }
 
+/*
+ * Waits for spec->not_before_us (the supervisor claims a slot a little
+ * ahead of its instant, so that the claim's commit and this process's
+ * fork are done when it comes) on CLOCK_REALTIME, the clock slots are
+ * kept on; the target never starts before it.  A SIGTERM meanwhile (the
+ * supervisor stops, or died) ends the wait with res saying so: the run
+ * did not start and is retried.  Returns 0 when the instant has come, -1
+ * when res is the result.
+ */
+static int
+child_wait(const struct run_spec *spec, int sfd, struct result *res)
+{
+	struct pollfd pfd = {.fd = sfd, .events = POLLIN};
+	struct timespec now, left;
+	int alarm_seen = 0, term = 0, chld = 0;
+	int64_t us;
+
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		us = spec->not_before_us -
+		    ((int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000);
+		if (us <= 0)
+			return 0;
+		left.tv_sec = (time_t)(us / 1000000);
+		left.tv_nsec = (long)(us % 1000000) * 1000;
+		if (ppoll(&pfd, 1, &left, NULL) == -1 && errno != EINTR) {
+			child_error(res, 1, "waiting for the run's start time");
+			return -1;
+		}
+		if (child_signals(sfd, &alarm_seen, &term, &chld) == -1) {
+			child_error(res, 1, "reading the runner's signals");
+			return -1;
+		}
+		if (term) {
+			errno = 0;
+			child_error(res, 1,
+			    "interrupted: the runner was told to stop before "
+			    "the run's start time");
+			return -1;
+		}
+	}
+}
+
 /* Returns NULL if spec can be run, else what is wrong with it. */
 static const char *
 child_check(const struct run_spec *spec)
@@ -250,6 +295,8 @@ child_main(const struct run_spec *spec, int result_fd, pid_t parent)
 		child_error(&res, 0, bad);
 		child_send(spec, result_fd, &res);
 	}
+	if (spec->not_before_us > 0 && child_wait(spec, sfd, &res) == -1)
+		child_send(spec, result_fd, &res);
 	alarm(spec->timeout < UINT_MAX ? (unsigned)spec->timeout : UINT_MAX);
 	if (spec->target == RUN_TARGET_EXEC)
 		exec_run(spec, sfd, &res);

@@ -68,6 +68,7 @@ struct run_spec {
 	int64_t timeout;            /* seconds the target may take, >= 1 */
 	int64_t kill_grace;         /* seconds from SIGTERM to SIGKILL, >= 0 */
 	size_t output_tail;       /* output bytes kept, <= RESULT_OUTPUT_MAX */
+	int64_t not_before_us;    /* CLOCK_REALTIME µs to start at, 0: now */
 	struct run_limits limits; /* EXEC: applied to the target only */
 };
 

@@ -62,12 +62,17 @@
 	"UPDATE schedules SET running = running + 1, last_run_at = now(), "    \
 	"updated_at = now() WHERE id = $1"
 
+/*
+ * A run claimed ahead of its instant ($9, µs; NULL: now) starts at the
+ * instant: its runner waits for it.
+ */
 #define INSERT_RUN_SQL                                                         \
 	"INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at, " \
 	"status, supervisor_id, started_at, finished_at, note) "               \
 	"VALUES ($1, $2, $3, $4, to_timestamp($5), $6, "                       \
 	"CASE WHEN $6 = 'running' THEN $7::bigint END, "                       \
-	"CASE WHEN $6 = 'running' THEN now() END, "                            \
+	"CASE WHEN $6 = 'running' THEN greatest(now(), "                       \
+	"to_timestamp($9::float8 / 1e6)) END, "                                \
 	"CASE WHEN $6 <> 'running' THEN now() END, $8) "                       \
 	"ON CONFLICT DO NOTHING RETURNING id"
 
@@ -85,7 +90,7 @@ struct claim {
 	struct db *db;           /* the transaction's connection */
 	const struct config *cf; /* defaults for run specs */
 	int64_t sv_id;           /* our lease: the fencing token */
-	int64_t now;             /* when the claim began */
+	int64_t now;             /* when the claim began, plus claim_ahead */
 	int limit;               /* runs this claim may start at most */
 	struct job *jobs;        /* runs to start, newest first */
 	int njobs;               /* entries in jobs */
@@ -110,10 +115,11 @@ param_time(int64_t t, char *buf, size_t len)
 static int
 insert_run(struct claim *cl, const struct sched *s, const char *id,
     int64_t repeat, int64_t attempt, int64_t slot, const char *status,
-    const char *note)
+    const char *note, int64_t start_us)
 {
-	char rep[24], att[24], at[24], lease[24];
-	const char *p[8] = {id, s->id, rep, att, at, status, lease, note};
+	char rep[24], att[24], at[24], lease[24], start[24];
+	const char *p[9] = {id, s->id, rep, att, at, status, lease, note,
+	    start_us > 0 ? start : NULL};
 	struct db_rows *rows;
 	int n;
 
@@ -121,7 +127,8 @@ insert_run(struct claim *cl, const struct sched *s, const char *id,
 	snprintf(att, sizeof(att), "%lld", (long long)attempt);
 	snprintf(at, sizeof(at), "%lld", (long long)slot);
 	snprintf(lease, sizeof(lease), "%lld", (long long)cl->sv_id);
-	rows = db_query(cl->db, INSERT_RUN_SQL, 8, p, cl->err, cl->errlen);
+	snprintf(start, sizeof(start), "%lld", (long long)start_us);
+	rows = db_query(cl->db, INSERT_RUN_SQL, 9, p, cl->err, cl->errlen);
 	if (rows == NULL)
 		return -1;
 	n = db_rows_count(rows);
@@ -138,18 +145,20 @@ record_not_run(struct claim *cl, const struct sched *s, const char *what,
 
 	snprintf(
 	    id, sizeof(id), "sched-%s-%s-%lld", s->id8, what, (long long)slot);
-	return insert_run(cl, s, id, s->slot_seq, 0, slot, what, note) < 0 ? -1
-	                                                                   : 0;
+	return insert_run(cl, s, id, s->slot_seq, 0, slot, what, note, 0) < 0
+	    ? -1
+	    : 0;
 }
 
 /*
  * Makes the job of a run just inserted and puts it on the claim's list;
  * triggered marks a trigger-now run (its environment says so, its end
- * leaves the schedule's state machine alone).
+ * leaves the schedule's state machine alone); start_us is when it may
+ * start (0: at once).
  */
 static int
 add_job(struct claim *cl, const struct sched *s, const char *id, int64_t slot,
-    int64_t repeat, int64_t attempt, int triggered)
+    int64_t repeat, int64_t attempt, int triggered, int64_t start_us)
 {
 	struct job *j = calloc(1, sizeof(*j));
 
@@ -171,16 +180,20 @@ add_job(struct claim *cl, const struct sched *s, const char *id, int64_t slot,
 		    "the run could not be prepared");
 	/* The spec must not point into s, which dies with the claim. */
 	j->spec.schedule = j->name;
+	j->spec.not_before_us = start_us;
 	j->next = cl->jobs;
 	cl->jobs = j;
 	cl->njobs++;
 	return 0;
 }
 
-/* Inserts a run of slot and makes its job; 1 made, 0 claimed before. */
+/*
+ * Inserts a run of slot and makes its job; 1 made, 0 claimed before.  It
+ * starts at start_us (µs), which may be up to claim_ahead_ms ahead.
+ */
 static int
 fire(struct claim *cl, const struct sched *s, int64_t slot, int64_t repeat,
-    int64_t attempt)
+    int64_t attempt, int64_t start_us)
 {
 	char id[RUN_ID_MAX];
 	int r;
@@ -188,10 +201,11 @@ fire(struct claim *cl, const struct sched *s, int64_t slot, int64_t repeat,
 	if (run_id(id, sizeof(id), s->id, repeat, attempt) == -1)
 		return log_errbuf(
 		    cl->err, cl->errlen, "schedule %s: bad id", s->id);
-	if ((r = insert_run(
-	         cl, s, id, repeat, attempt, slot, "running", NULL)) <= 0)
+	if ((r = insert_run(cl, s, id, repeat, attempt, slot, "running", NULL,
+	         start_us)) <= 0)
 		return r;
-	return add_job(cl, s, id, slot, repeat, attempt, 0) == -1 ? -1 : 1;
+	return add_job(cl, s, id, slot, repeat, attempt, 0, start_us) == -1 ? -1
+	                                                                    : 1;
 }
 
 /* The schedule's pending item after the claim. */
@@ -212,7 +226,8 @@ update(struct claim *cl, const struct sched *s, int64_t next_run,
 static int
 claim_retry(struct claim *cl, struct sched *s)
 {
-	int r = fire(cl, s, s->next_slot_at, s->retry_repeat, s->retry);
+	int r = fire(
+	    cl, s, s->next_slot_at, s->retry_repeat, s->retry, s->next_run_us);
 
 	if (r < 0)
 		return -1;
@@ -310,7 +325,16 @@ claim_slots(struct claim *cl, struct sched *s)
 			held = plan.fire[i];
 			break;
 		} else {
-			if ((r = fire(cl, s, plan.fire[i], s->slot_seq, 0)) < 0)
+			/*
+			 * Not before the row's next_run_at (to the µs) nor the
+			 * slot's own start (a later slot of the plan may lie
+			 * a little ahead).
+			 */
+			int64_t at = start_time(s, plan.fire[i]) * 1000000;
+
+			if ((r = fire(cl, s, plan.fire[i], s->slot_seq, 0,
+			         at > s->next_run_us ? at : s->next_run_us)) <
+			    0)
 				return -1;
 			s->slot_seq += r;
 			fired += r;
@@ -375,7 +399,7 @@ trigger_start(struct claim *cl, struct sched *s, const char *tid,
 	r = trigger_run(cl, tid, run, s->slot_seq, "running", NULL, NULL);
 	if (r <= 0)
 		return r;
-	if (add_job(cl, s, run, slot, s->slot_seq, 0, 1) == -1 ||
+	if (add_job(cl, s, run, slot, s->slot_seq, 0, 1, 0) == -1 ||
 	    db_exec(cl->db, TRIGGER_START_SQL, 1, p, cl->err, cl->errlen) == -1)
 		return -1;
 	return 0;
@@ -525,6 +549,7 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	struct claim cl = {db, cf, sv_id, 0, limit, NULL, 0, err, errlen};
 	char now[32];
 	struct timespec ts;
+	int64_t us;
 	int ntrig = 0, nsched = 0;
 
 	/*
@@ -534,9 +559,16 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	 * by up to a tick and would make a slot look not yet due.
 	 */
 	clock_gettime(CLOCK_REALTIME, &ts);
-	cl.now = (int64_t)ts.tv_sec;
-	snprintf(now, sizeof(now), "%lld.%06ld", (long long)ts.tv_sec,
-	    ts.tv_nsec / 1000);
+	/*
+	 * And claim_ahead_ms ahead: the runs of slots due by then are
+	 * claimed now, their runners wait for the instant (child.c), and the
+	 * commit and the fork are out of the way when it comes.
+	 */
+	us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 +
+	    cf->claim_ahead_ms * 1000;
+	cl.now = us / 1000000;
+	snprintf(now, sizeof(now), "%lld.%06lld", (long long)(us / 1000000),
+	    (long long)(us % 1000000));
 	if (db_begin(db, err, errlen) == -1 ||
 	    (ntrig = claim_triggers(&cl, limit)) == -1 ||
 	    (ntrig < limit &&

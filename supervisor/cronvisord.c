@@ -99,6 +99,7 @@ arm_timer(void)
 			ms = soon;
 	}
 	if (ms != INT64_MAX) {
+		ms -= sv.cf.claim_ahead_ms; /* claim.c claims that far ahead */
 		its.it_value.tv_sec = ms / 1000;
 		its.it_value.tv_nsec = (long)(ms % 1000) * 1000000 + 1;
 	}

@@ -50,6 +50,7 @@ struct sched {
 	int retry_pending;     /* a retry of next_slot_at is due */
 	int64_t retry_repeat;  /* the repeat number that retry runs as */
 	int64_t next_run_at;   /* when something is due, CV_NEVER: NULL */
+	int64_t next_run_us;   /* the same to the microsecond, or 0 */
 	int64_t next_slot_at;  /* the slot it belongs to */
 	int64_t running;       /* runs in flight */
 	int64_t slot_seq;      /* repeat number of the next slot run */
@@ -183,7 +184,8 @@ int prune_deleted(struct db *db, char *err, size_t errlen);
 	"floor(extract(epoch FROM next_run_at))::bigint, "                     \
 	"floor(extract(epoch FROM next_slot_at))::bigint, running, slot_seq, " \
 	"workflow_id, trigger_node_id, status, retry_pending, retry_repeat, "  \
-	"deleted_at IS NOT NULL"
+	"deleted_at IS NOT NULL, "                                             \
+	"(extract(epoch FROM next_run_at) * 1e6)::bigint"
 int sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
     size_t errlen);
 void sched_clear(struct sched *s);

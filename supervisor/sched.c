@@ -59,6 +59,7 @@ enum {
 	C_RETRY_PENDING,
 	C_RETRY_REPEAT,
 	C_DELETED,
+	C_NEXT_RUN_US,
 };
 
 /* Reads an integer column; NULL gives def. */
@@ -181,6 +182,7 @@ sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
 	    strcmp(db_rows_value(rows, row, C_RETRY_PENDING), "t") == 0;
 	s->retry_repeat = col_int(rows, row, C_RETRY_REPEAT, 0);
 	s->deleted = strcmp(db_rows_value(rows, row, C_DELETED), "t") == 0;
+	s->next_run_us = col_int(rows, row, C_NEXT_RUN_US, 0);
 	return 0;
 }
 

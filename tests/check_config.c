@@ -878,6 +878,7 @@ static const char default_print[] =
     "log_level = info\n"
     "max_concurrent_runs = 64\n"
     "claim_batch = 100\n"
+    "claim_ahead_ms = 50\n"
     "heartbeat_seconds = 5\n"
     "lease_seconds = 30\n"
     "shutdown_grace_seconds = 30\n"
@@ -1085,7 +1086,7 @@ END_TEST
 /*
  * The packaged file shows every setting as "#key = default".  Uncommented,
  * those lines must set every key (a key twice or an unknown key is an
- * error, so 26 lines that parse are the 26 keys) to its default.
+ * error, so 27 lines that parse are the 27 keys) to its default.
  */
 START_TEST(test_packaged_uncommented)
 {
@@ -1105,7 +1106,7 @@ START_TEST(test_packaged_uncommented)
 	ck_assert_msg(config_parse(&cf, text, len, "cronvisor.conf", err,
 	                  sizeof(err)) == 0,
 	    "%s", err);
-	ck_assert_uint_eq(nset, 26);
+	ck_assert_uint_eq(nset, 27);
 	assert_config_eq(&cf, &def);
 	free(text);
 	config_clear(&cf);
