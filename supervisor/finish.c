@@ -3,9 +3,9 @@
  * transaction.  The run row is updated only while it is still `running`
  * under the lease given (the fencing token): a supervisor that lost its
  * lease, whose runs another one already declared lost, changes nothing.
- * Then the schedule row is locked and the repeat/retry state machine of
- * common/retry.c decides its next state; a schedule paused, finished or
- * deleted meanwhile only has its counters updated.  A triggered run (run
+ * The same statement locks the schedule's row; the repeat/retry state
+ * machine of common/retry.c decides its next state; a schedule paused, finished
+ * or deleted meanwhile only has its counters updated.  A triggered run (run
  * now, outside the slots) leaves the state machine and the counters alone:
  * it only ends one run in flight.  A schedule deleted while runs were in
  * flight (deleted_at set) is deleted, with its history, by the transaction
@@ -33,8 +33,14 @@
 	"WHERE id = $1 AND supervisor_id = $2 AND status = 'running' "         \
 	"RETURNING schedule_id"
 
-#define SCHED_SQL                                                              \
-	"SELECT " SCHED_COLUMNS " FROM schedules WHERE id = $1 FOR UPDATE"
+/*
+ * The run row and its schedule's, locked, in one round trip: no row when
+ * the run is no longer ours (a schedule row goes only once no run of it
+ * is in flight).
+ */
+#define RUN_SCHED_SQL                                                          \
+	"WITH r AS (" RUN_SQL ") SELECT " SCHED_COLUMNS " FROM schedules "     \
+	"WHERE id = (SELECT schedule_id FROM r) FOR UPDATE"
 
 #define STATE_SQL                                                               \
 	"UPDATE schedules SET status = $2, current_repeat = $3, "               \
@@ -135,13 +141,14 @@ output_text(const char *s, size_t len)
 }
 
 /*
- * The run row; returns 1 updated, 0 fenced out, -1 on error.  bare leaves
- * out the output and the error text: the retry after the database refused
- * them (nothing else in a result can be refused).
+ * The run row, and for a slot run the schedule's row into *sched (locked,
+ * RUN_SCHED_SQL); returns 1 updated, 0 fenced out, -1 on error.  bare
+ * leaves out the output and the error text: the retry after the database
+ * refused them (nothing else in a result can be refused).
  */
 static int
 write_run(struct db *db, int64_t lease, const struct job *j, int bare,
-    char *err, size_t errlen)
+    struct db_rows **sched, char *err, size_t errlen)
 {
 	const struct result *r = &j->res;
 	int ok = j->fs == FRAME_OK;
@@ -170,12 +177,16 @@ write_run(struct db *db, int64_t lease, const struct job *j, int bare,
 		    j->pid > 0 ? num(b[8], 24, j->pid) : NULL,
 		    j->ended_us > 0 ? num(b[9], 24, j->ended_us) : NULL};
 
-		if ((rows = db_query(db, RUN_SQL, 14, p, err, errlen)) != NULL)
-			n = db_rows_count(rows);
+		if ((rows = db_query(db, j->triggered ? RUN_SQL : RUN_SCHED_SQL,
+		         14, p, err, errlen)) != NULL)
+			n = db_rows_count(rows) > 0;
 	} else {
 		log_errbuf(err, errlen, "out of memory");
 	}
-	db_rows_free(rows);
+	if (n == 1 && !j->triggered)
+		*sched = rows;
+	else
+		db_rows_free(rows);
 	free(out);
 	free(error);
 	return n;
@@ -360,26 +371,19 @@ end_triggered(struct db *db, const char *schedule_id, const struct job *j,
 	return deleted ? drop_if_idle(db, schedule_id, j, err, errlen) : 0;
 }
 
-/* The schedule half of finish_run(), inside its transaction. */
+/*
+ * The schedule half of finish_run() for a slot run, inside its
+ * transaction; rows is its row, locked (freed here).
+ */
 static int
 move_schedule(struct db *db, const char *schedule_id, const struct job *j,
-    char *err, size_t errlen)
+    struct db_rows *rows, char *err, size_t errlen)
 {
-	const char *p[1] = {schedule_id};
-	struct db_rows *rows;
 	struct next_state ns;
 	struct sched s;
 	char why[CV_ERRLEN];
 	int r = 0;
 
-	if (j->triggered)
-		return end_triggered(db, schedule_id, j, err, errlen);
-	if ((rows = db_query(db, SCHED_SQL, 1, p, err, errlen)) == NULL)
-		return -1;
-	if (db_rows_count(rows) == 0) { /* deleted meanwhile */
-		db_rows_free(rows);
-		return 0;
-	}
 	if (sched_load(rows, 0, &s, why, sizeof(why)) == -1) {
 		/* Still one run in flight fewer, or it could never go. */
 		log_warnx(
@@ -419,10 +423,11 @@ int
 finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
     char *err, size_t errlen)
 {
+	struct db_rows *rows = NULL;
 	char sid[40];
 	int r;
 
-	if ((r = write_run(db, lease, j, bare, err, errlen)) <= 0) {
+	if ((r = write_run(db, lease, j, bare, &rows, err, errlen)) <= 0) {
 		if (r == 0)
 			log_warnx("run %s: no longer ours (lease lost); its "
 			          "result (%s) changes nothing",
@@ -430,7 +435,9 @@ finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
 		return r;
 	}
 	snprintf(sid, sizeof(sid), "%s", j->schedule_id);
-	return move_schedule(db, sid, j, err, errlen) == -1 ? -1 : 1;
+	r = j->triggered ? end_triggered(db, sid, j, err, errlen)
+	                 : move_schedule(db, sid, j, rows, err, errlen);
+	return r == -1 ? -1 : 1;
 }
 
 /*
