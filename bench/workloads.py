@@ -805,7 +805,7 @@ def main():
     ap.add_argument("--burst", type=int, default=3000)
     ap.add_argument("--spread", type=int, default=1000)
     ap.add_argument("--systems", default="limit,cronvisor,rq,bullmq")
-    ap.add_argument("--max-concurrent", type=int, default=4)
+    ap.add_argument("--max-concurrent", type=int, default=64)
     ap.add_argument("--claim-batch", type=int, default=100)
     ap.add_argument("--database", help="an existing, migrated database (bench/scale.sh)")
     ap.add_argument("--out", default=os.path.join(HERE, "out", "workloads.json"))
