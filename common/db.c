@@ -618,7 +618,10 @@ db_notify(struct db *db, const char *channel, const char *payload, char *err,
  * Reads whatever the server has sent without blocking (libpq's socket is
  * always non-blocking underneath; call this when db_fd() is readable, or
  * at any time) and calls fn(channel, payload, arg) once per notification
- * received, in order.  The strings are valid only during the call.
+ * received, in order, except those this connection sent itself (a
+ * supervisor's own claims move next_run_at, which wakes every supervisor
+ * but need not wake it: it re-arms its timer after each claim).  The
+ * strings are valid only during the call.
  * Returns the number of notifications delivered, or -1 with the message in
  * err if the connection was lost (db_error() says DB_ERR_CONNECTION).
  */
@@ -639,10 +642,12 @@ db_notifies(struct db *db,
 		return -1;
 	}
 	while ((n = PQnotifies(db->conn)) != NULL) {
-		if (fn != NULL)
-			fn(n->relname, n->extra, arg);
+		if (n->be_pid != PQbackendPID(db->conn)) {
+			if (fn != NULL)
+				fn(n->relname, n->extra, arg);
+			count++;
+		}
 		PQfreemem(n);
-		count++;
 	}
 	db_succeed(db);
 	return count;

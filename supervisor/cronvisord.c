@@ -461,6 +461,12 @@ heartbeat(int64_t now_ms)
 	    prune_run(sv.db, err, sizeof(err)) == -1 ||
 	    prune_deleted(sv.db, err, sizeof(err)) == -1)
 		db_failed(err);
+	/*
+	 * Runs declared lost above were moved on to their retries, whose
+	 * NOTIFY came from this connection: db_notifies() does not deliver
+	 * that one to us.
+	 */
+	sv.want_claim = 1;
 }
 
 /* How long epoll may wait: until the nearest deadline, in ms. */

@@ -450,6 +450,13 @@ START_TEST(test_listen_notify)
 	ck_assert_int_eq(wait_notifies(tdb, 5000, &s), 1);
 	ck_assert_str_eq(s.channel, "Wake Up");
 	ck_assert_str_eq(s.payload, "");
+	/* Its own notification is not delivered to the connection. */
+	ck_assert_int_eq(
+	    db_notify(tdb, "cronvisor_wake", "mine", err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    db_notify(other, "cronvisor_wake", "theirs", err, sizeof(err)), 0);
+	ck_assert_int_eq(wait_notifies(tdb, 5000, &s), 1);
+	ck_assert_str_eq(s.payload, "theirs");
 	db_close(other);
 	teardown();
 }
