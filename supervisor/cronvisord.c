@@ -58,7 +58,10 @@ jobs_live(void)
 }
 
 /*
- * Arms the timerfd for the earliest due schedule, or disarms it: when
+ * Arms the timerfd for the earliest due schedule (rounded up to the
+ * millisecond: a timer that fired a fraction of a millisecond before it
+ * would find nothing due, and be armed again in the past, round after
+ * round until it was), or disarms it: when
  * there is none, and when every run slot is taken (a due schedule would
  * fire the timer again and again; a run that ends asks for a claim).
  * A trigger-now request still pending after a claim with room to spare
@@ -80,7 +83,7 @@ arm_timer(void)
 		goto set;
 
 	rows = db_query(sv.db,
-	    "SELECT floor(extract(epoch FROM "
+	    "SELECT ceil(extract(epoch FROM "
 	    "min(next_run_at)) * 1000)::bigint, "
 	    "EXISTS (SELECT 1 FROM triggers) FROM schedules "
 	    "WHERE status = 'active' AND deleted_at IS NULL",
