@@ -568,45 +568,15 @@ wait_signals(const sigset_t *set)
 int
 main(int argc, char **argv)
 {
-	int c, check = 0, rc;
-	char err[CV_ERRLEN];
 	sigset_t set;
+	int rc;
 
 	io_fix_stdio();
 	log_init("cronvisor-api", LOG_LEVEL_INFO);
 	api.config_path = CONFIG_PATH;
-	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-		usage(stdout); /* the GNU spelling, as cronvisorctl takes it */
-		return 0;
-	}
-	while ((c = getopt(argc, argv, "f:nh")) != -1)
-		switch (c) {
-		case 'f':
-			api.config_path = optarg;
-			break;
-		case 'n':
-			check = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	if (optind != argc) {
-		usage(stderr);
-		return 2;
-	}
-	config_defaults(&api.cf);
-	if (config_load(&api.cf, api.config_path,
-	        strcmp(api.config_path, CONFIG_PATH) != 0, err,
-	        sizeof(err)) == -1)
-		fatalx("%s", err);
-	if (check) {
-		config_print(&api.cf, stdout);
-		return 0;
-	}
+	if ((rc = config_daemon(
+	         argc, argv, usage, &api.cf, &api.config_path, NULL)) != -1)
+		return rc;
 	log_setlevel(api.cf.log_level);
 	setup_signals(&set);
 	if (FCGX_Init() != 0)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "cronvisor.h"
 
@@ -957,4 +958,58 @@ config_clear(struct config *cf)
 		if (config_is_string(k))
 			free(*(char **)config_field(cf, k));
 	memset(cf, 0, sizeof(*cf));
+}
+
+/*
+ * The start of a daemon's main (cronvisord, cronvisor-api): --help or -h
+ * prints usage to stdout, -f FILE names the configuration (*path, which
+ * holds the default), -n prints the configuration in effect, -d (only
+ * when debug is not NULL) sets *debug.  Then cf gets the defaults, the
+ * file (which must exist unless it is the default path) and the
+ * environment; a bad one is fatal, logged by the caller's log_init().
+ * Returns -1 when the daemon goes on, else the exit status: 0 after
+ * --help, -h or -n, 2 after a usage error.
+ */
+int
+config_daemon(int argc, char **argv, void (*usage)(FILE *), struct config *cf,
+    const char **path, int *debug)
+{
+	char err[CV_ERRLEN];
+	int c, check = 0;
+
+	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+		usage(stdout); /* the GNU spelling, as cronvisorctl takes it */
+		return 0;
+	}
+	while ((c = getopt(argc, argv, debug ? "df:nh" : "f:nh")) != -1)
+		switch (c) {
+		case 'd':
+			*debug = 1;
+			break;
+		case 'f':
+			*path = optarg;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	config_defaults(cf);
+	if (config_load(cf, *path, strcmp(*path, CONFIG_PATH) != 0, err,
+	        sizeof(err)) == -1)
+		fatalx("%s", err);
+	if (check) {
+		config_print(cf, stdout);
+		return 0;
+	}
+	return -1;
 }

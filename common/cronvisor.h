@@ -345,6 +345,8 @@ int config_load(struct config *cf, const char *path, int must_exist, char *err,
     size_t errlen);
 void config_print(const struct config *cf, FILE *fp);
 void config_clear(struct config *cf);
+int config_daemon(int argc, char **argv, void (*usage)(FILE *),
+    struct config *cf, const char **path, int *debug);
 
 /*
  * db.c: the thin wrapper over libpq (the exception to "nothing here touches

@@ -614,44 +614,15 @@ setup_db(void)
 int
 main(int argc, char **argv)
 {
-	int c, check = 0, debug = 0;
+	int debug = 0, rc;
 	char err[CV_ERRLEN];
 
 	io_fix_stdio();
 	log_init("cronvisord", LOG_LEVEL_INFO);
 	sv.config_path = CONFIG_PATH;
-	if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-		usage(stdout); /* the GNU spelling, as cronvisorctl takes it */
-		return 0;
-	}
-	while ((c = getopt(argc, argv, "df:nh")) != -1)
-		switch (c) {
-		case 'd':
-			debug = 1;
-			break;
-		case 'f':
-			sv.config_path = optarg;
-			break;
-		case 'n':
-			check = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	config_defaults(&sv.cf);
-	if (config_load(&sv.cf, sv.config_path,
-	        sv.config_path != NULL &&
-	            strcmp(sv.config_path, CONFIG_PATH) != 0,
-	        err, sizeof(err)) == -1)
-		fatalx("%s", err);
-	if (check) {
-		config_print(&sv.cf, stdout);
-		return 0;
-	}
+	if ((rc = config_daemon(
+	         argc, argv, usage, &sv.cf, &sv.config_path, &debug)) != -1)
+		return rc;
 	log_setlevel(debug ? LOG_LEVEL_DEBUG : sv.cf.log_level);
 	if (spawn_init() == -1)
 		fatalx("cannot initialise libcurl");
