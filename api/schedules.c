@@ -530,7 +530,9 @@ schedules_create(
 	if ((owner = new_owner(rq, rs, obuf, sizeof(obuf))) == NULL ||
 	    need_body(rq, rs) || bad_idem_key(rq->idem_key, rs))
 		return 0;
-	if (rq->idem_key && (r = idem_replay(rq, rs, owner, err, errlen)) != 0)
+	/* A body that is not UTF-8 cannot be hashed as text: 400 below. */
+	if (rq->idem_key && utf8_valid(rq->body, rq->body_len) &&
+	    (r = idem_replay(rq, rs, owner, err, errlen)) != 0)
 		return r == 1 ? 0 : r;
 	if (schedule_parse(rq->body, rq->body_len, &d, &e) == -1)
 		return doc_error(rs, &e);

@@ -190,8 +190,10 @@ target_exec(char *const *argv, char *const *env)
 		dlen = (size_t)(end - dir);
 		if (dlen == 0 || dlen + 1 + strlen(argv[0]) >= sizeof(path))
 			continue;
-		snprintf(
-		    path, sizeof(path), "%.*s/%s", (int)dlen, dir, argv[0]);
+		/* Not snprintf: with a long precision glibc's may allocate. */
+		memcpy(path, dir, dlen);
+		path[dlen] = '/';
+		memcpy(path + dlen + 1, argv[0], strlen(argv[0]) + 1);
 		execve(path, argv, env);
 		if (errno == EACCES)
 			denied = 1;

@@ -113,7 +113,8 @@ struct claim {
 	struct db *db;           /* the transaction's connection */
 	const struct config *cf; /* defaults for run specs */
 	int64_t sv_id;           /* our lease: the fencing token */
-	int64_t now;             /* when the claim began, plus claim_ahead */
+	int64_t now;             /* when the claim began, whole seconds */
+	int64_t ahead;           /* the same plus claim_ahead_ms */
 	int limit;               /* runs this claim may start at most */
 	struct job *jobs;        /* runs to start, newest first */
 	int njobs;               /* entries in jobs */
@@ -302,6 +303,22 @@ start_time(const struct sched *s, int64_t slot)
 }
 
 /*
+ * When the run of slot, claimed now, starts (µs): at the row's
+ * next_run_at, to the µs, which is when the claim was due, and never
+ * before the slot itself (a plan's slot may lie up to claim_ahead_ms
+ * ahead).  Not at the slot's jittered time: next_run_at already has the
+ * jitter when there is one, and where it has none (a first run, the slot
+ * after a retry chain, a held slot) the run starts as it always did, at
+ * once, instead of its runner waiting out the jitter.
+ */
+static int64_t
+start_us(const struct sched *s, int64_t slot)
+{
+	return slot * 1000000 > s->next_run_us ? slot * 1000000
+	                                       : s->next_run_us;
+}
+
+/*
  * The common claim, one slot to fire and nothing in the way (no run in
  * flight, room left): its run and the schedule's next slot in one
  * statement, FIRE_ONE_SQL.  The same as fire() then update() below.
@@ -348,16 +365,21 @@ claim_slots(struct claim *cl, struct sched *s)
 	int64_t fired = 0, buffered = CV_NEVER, held = CV_NEVER;
 	int r;
 
-	slot_plan(&s->tm, &s->cu, s->next_slot_at, cl->now, &plan);
+	/*
+	 * The plan is made at the real time, so that lateness (catch-up,
+	 * starting deadline) is what it is; only a slot that falls due
+	 * within claim_ahead_ms is planned as if its instant had come.
+	 */
+	slot_plan(&s->tm, &s->cu, s->next_slot_at,
+	    s->next_slot_at > cl->now && s->next_slot_at <= cl->ahead
+	        ? s->next_slot_at
+	        : cl->now,
+	    &plan);
 	if (record_plan(cl, s, &plan) == -1)
 		return -1;
-	if (plan.nfire == 1 && s->running == 0 && cl->njobs < cl->limit) {
-		int64_t at = start_time(s, plan.fire[0]) * 1000000;
-
-		return fire_one(cl, s, plan.fire[0],
-		    at > s->next_run_us ? at : s->next_run_us,
+	if (plan.nfire == 1 && s->running == 0 && cl->njobs < cl->limit)
+		return fire_one(cl, s, plan.fire[0], start_us(s, plan.fire[0]),
 		    start_time(s, plan.next), plan.next);
-	}
 	/*
 	 * skip looks only at runs of earlier claims: the slots of one plan
 	 * are what the catch-up policy chose to run (catch_up: all), and
@@ -394,16 +416,8 @@ claim_slots(struct claim *cl, struct sched *s)
 			held = plan.fire[i];
 			break;
 		} else {
-			/*
-			 * Not before the row's next_run_at (to the µs) nor the
-			 * slot's own start (a later slot of the plan may lie
-			 * a little ahead).
-			 */
-			int64_t at = start_time(s, plan.fire[i]) * 1000000;
-
 			if ((r = fire(cl, s, plan.fire[i], s->slot_seq, 0,
-			         at > s->next_run_us ? at : s->next_run_us)) <
-			    0)
+			         start_us(s, plan.fire[i]))) < 0)
 				return -1;
 			s->slot_seq += r;
 			fired += r;
@@ -615,7 +629,12 @@ int
 claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen)
 {
-	struct claim cl = {db, cf, sv_id, 0, limit, NULL, 0, err, errlen};
+	struct claim cl = {.db = db,
+	    .cf = cf,
+	    .sv_id = sv_id,
+	    .limit = limit,
+	    .err = err,
+	    .errlen = errlen};
 	char now[32];
 	struct timespec ts;
 	int64_t us;
@@ -635,7 +654,8 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	 */
 	us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 +
 	    cf->claim_ahead_ms * 1000;
-	cl.now = us / 1000000;
+	cl.now = (int64_t)ts.tv_sec;
+	cl.ahead = us / 1000000;
 	snprintf(now, sizeof(now), "%lld.%06lld", (long long)(us / 1000000),
 	    (long long)(us % 1000000));
 	if (db_begin(db, err, errlen) == -1 ||

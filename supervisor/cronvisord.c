@@ -92,8 +92,10 @@ arm_timer(void)
 		db_failed(err);
 		return;
 	}
-	ms = (v = db_rows_value(rows, 0, 0)) != NULL ? strtoll(v, NULL, 10)
-	                                             : INT64_MAX;
+	/* claim.c claims claim_ahead_ms ahead of the instant. */
+	ms = (v = db_rows_value(rows, 0, 0)) != NULL
+	    ? strtoll(v, NULL, 10) - sv.cf.claim_ahead_ms
+	    : INT64_MAX;
 	if (strcmp(db_rows_value(rows, 0, 1), "t") == 0) {
 		clock_gettime(CLOCK_REALTIME, &now);
 		soon = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 +
@@ -102,7 +104,6 @@ arm_timer(void)
 			ms = soon;
 	}
 	if (ms != INT64_MAX) {
-		ms -= sv.cf.claim_ahead_ms; /* claim.c claims that far ahead */
 		its.it_value.tv_sec = ms / 1000;
 		its.it_value.tv_nsec = (long)(ms % 1000) * 1000000 + 1;
 	}
@@ -157,39 +158,55 @@ finished(struct job *j)
 	sv.want_claim = 1;
 }
 
+/* Orders jobs by schedule id, the order rows of schedules are locked in. */
+static int
+by_schedule(const void *a, const void *b)
+{
+	return strcmp((*(struct job *const *)a)->schedule_id,
+	    (*(struct job *const *)b)->schedule_id);
+}
+
 /*
  * Writes the results of all ended jobs in one transaction: one WAL flush
  * for all of them, and none is acknowledged (done) before that commit.
- * Returns 1 when they are written, 0 when there were fewer than two (or a
- * database error other than a lost connection: the caller writes them one
- * by one, to learn which one is refused), -1 when the connection is lost.
+ * They are written in schedule id order, the order in which the API's
+ * batch delete locks schedules too, so that two transactions that lock
+ * several of them never wait for each other in a circle.  Returns 1 when
+ * they are written, 0 when there were fewer than two (or a database error
+ * other than a lost connection: the caller writes them one by one, to
+ * learn which one is refused), -1 when the connection is lost.
  */
 static int
 finish_batch(void)
 {
 	char err[CV_ERRLEN];
-	struct job *j;
-	int n = 0;
+	struct job *j, **v;
+	size_t n = 0, i;
 
-	for (j = sv.jobs; j && n < 2; j = j->next)
+	for (j = sv.jobs; j; j = j->next)
 		n += j->state == JOB_ENDED;
-	if (n < 2)
+	if (n < 2 || (v = calloc(n, sizeof(*v))) == NULL)
 		return 0;
+	for (i = 0, j = sv.jobs; j; j = j->next)
+		if (j->state == JOB_ENDED)
+			v[i++] = j;
+	qsort(v, n, sizeof(*v), by_schedule);
 	if (db_begin(sv.db, err, sizeof(err)) == -1)
 		goto fail;
-	for (j = sv.jobs; j; j = j->next)
-		if (j->state == JOB_ENDED &&
-		    finish_run_in(sv.db, sv.id, j, 0, err, sizeof(err)) == -1) {
+	for (i = 0; i < n; i++)
+		if (finish_run_in(sv.db, sv.id, v[i], 0, err, sizeof(err)) ==
+		    -1) {
 			db_rollback(sv.db);
 			goto fail;
 		}
 	if (db_commit(sv.db, err, sizeof(err)) == -1)
 		goto fail;
-	for (j = sv.jobs; j; j = j->next)
-		if (j->state == JOB_ENDED)
-			finished(j);
+	for (i = 0; i < n; i++)
+		finished(v[i]);
+	free(v);
 	return 1;
 fail:
+	free(v);
 	if (db_error(sv.db) == DB_ERR_CONNECTION) {
 		db_failed(err); /* they wait for the database */
 		return -1;
@@ -214,6 +231,14 @@ finish_ended(void)
 			if (db_error(sv.db) == DB_ERR_CONNECTION) {
 				db_failed(err); /* it waits for the database */
 				return;
+			}
+			if (db_error(sv.db) == DB_ERR_RETRY) {
+				/* A deadlock or serialization failure: later.
+				 */
+				log_warnx("run %s: %s; its result is written "
+				          "again at the next turn",
+				    j->run_id, err);
+				continue;
 			}
 			/*
 			 * Refused for what it says, not for what it is: keep

@@ -202,6 +202,9 @@ send POST /schedules "$A" "$idem_doc" application/json -H "Idempotency-Key: $(pr
 ok_error "key of 256 characters" 400 invalid_header Idempotency-Key
 send POST /schedules "$A" "$idem_doc" application/json -H "$(printf 'Idempotency-Key: a\tb')"
 ok_error "key with a tab" 400 invalid_header Idempotency-Key
+printf '{"name": "idem-\377"}' >"$tmp/latin1"
+send POST /schedules "$A" "@$tmp/latin1" application/json -H 'Idempotency-Key: idem-3'
+ok_error "idempotent create, body not UTF-8" 400 invalid_json null
 # Several at once with one key: one schedule, every reply 201 with its id.
 for i in 1 2 3 4 5 6; do
 	curl -sS -o "$tmp/par-$i" -w '%{http_code}\n' -X POST -H "Authorization: Bearer $A" \

@@ -81,6 +81,23 @@ ok "no started_at before its instant" "$4" 0
 ok "claimed ahead (row written > 300 ms before the instant)" "$5" 5
 ok "started within 500 ms of the instant (max $6 ms)" "$([ "${6:-99999}" -lt 500 ] && echo yes)" yes
 
+# --- jitter: a first run (next_run_at without it) starts at next_run_at -
+# Its runner does not wait out the slot's jitter (up to 30 min here),
+# which the supervisor's deadline would have killed as a time-out.
+jit=$(sql "INSERT INTO schedules (name, owner, kind, interval_seconds,
+	jitter_seconds, start_at, next_run_at, next_slot_at, max_retries,
+	timeout_seconds, target)
+	SELECT 'jittered', 'test', 'interval', 3600, 1800, t, t, t, 0, 5,
+	'$(exec_target 'date +%s.%N')'::jsonb
+	FROM (SELECT date_trunc('second', now()) + interval '2 seconds' AS t) x
+	RETURNING id")
+wait_for 15 "SELECT count(*) = 1 FROM runs WHERE schedule_id = '$jit' AND status <> 'running'"
+ok "jitter: the first run succeeded at its next_run_at" \
+	"$(sql "SELECT r.status, r.output::numeric >= extract(epoch FROM s.start_at),
+	r.output::numeric - extract(epoch FROM s.start_at) < 2
+	FROM runs r JOIN schedules s ON s.id = r.schedule_id WHERE s.id = '$jit'" | tr '\n' ' ')" \
+	"succeeded|t|t "
+
 # --- a runner waiting when the grace is over: interrupted, then runs ----
 w=$(once_at waiting 1.6 "echo started >>$work/waiting.out")
 wait_for 10 "SELECT count(*) = 1 FROM runs WHERE schedule_id = '$w' AND status = 'running'"
