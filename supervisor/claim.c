@@ -20,9 +20,15 @@
 
 #include "cronvisord.h"
 
+/*
+ * Due by $2, claim_ahead_ms from now ($3): a schedule with a run in flight
+ * only by now, so that its overlap policy is decided at the instant, when
+ * that run may have ended, and not a little before.
+ */
 #define CLAIM_SQL                                                              \
 	"SELECT " SCHED_COLUMNS " FROM schedules WHERE status = 'active' "     \
 	"AND deleted_at IS NULL AND next_run_at <= to_timestamp($2) "          \
+	"AND (running = 0 OR next_run_at <= to_timestamp($3)) "                \
 	"ORDER BY next_run_at LIMIT $1 FOR UPDATE SKIP LOCKED"
 
 /*
@@ -590,16 +596,16 @@ shelve(struct claim *cl, const char *id, const char *why)
  * many rows it took, or -1.
  */
 static int
-claim_schedules(struct claim *cl, int limit, const char *now)
+claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 {
 	char lim[24], why[CV_ERRLEN];
-	const char *p[2] = {lim, now};
+	const char *p[3] = {lim, ahead, now};
 	struct db_rows *rows;
 	struct sched s;
 	int n, r = 0;
 
 	snprintf(lim, sizeof(lim), "%d", limit);
-	if ((rows = db_query(cl->db, CLAIM_SQL, 2, p, cl->err, cl->errlen)) ==
+	if ((rows = db_query(cl->db, CLAIM_SQL, 3, p, cl->err, cl->errlen)) ==
 	    NULL)
 		return -1;
 	n = db_rows_count(rows);
@@ -635,7 +641,7 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	    .limit = limit,
 	    .err = err,
 	    .errlen = errlen};
-	char now[32];
+	char now[32], ahead[32];
 	struct timespec ts;
 	int64_t us;
 	int ntrig = 0, nsched = 0;
@@ -656,12 +662,15 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	    cf->claim_ahead_ms * 1000;
 	cl.now = (int64_t)ts.tv_sec;
 	cl.ahead = us / 1000000;
-	snprintf(now, sizeof(now), "%lld.%06lld", (long long)(us / 1000000),
+	snprintf(ahead, sizeof(ahead), "%lld.%06lld", (long long)(us / 1000000),
 	    (long long)(us % 1000000));
+	snprintf(now, sizeof(now), "%lld.%06ld", (long long)ts.tv_sec,
+	    ts.tv_nsec / 1000);
 	if (db_begin(db, err, errlen) == -1 ||
 	    (ntrig = claim_triggers(&cl, limit)) == -1 ||
 	    (ntrig < limit &&
-	        (nsched = claim_schedules(&cl, limit - ntrig, now)) == -1))
+	        (nsched = claim_schedules(&cl, limit - ntrig, ahead, now)) ==
+	            -1))
 		goto fail;
 	if (db_commit(db, err, errlen) == -1)
 		goto fail_nocommit;

@@ -75,27 +75,32 @@ arm_timer(void)
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	struct db_rows *rows = NULL;
 	struct timespec now;
-	const char *v;
-	char err[CV_ERRLEN];
+	const char *v, *p[1];
+	char err[CV_ERRLEN], ahead[24];
 	int64_t ms, soon;
 
 	if (jobs_live() >= sv.cf.max_concurrent_runs)
 		goto set;
 
+	/*
+	 * The earliest next_run_at, claim_ahead_ms earlier when nothing of
+	 * that schedule is in flight (claim.c claims it ahead only then).
+	 */
+	snprintf(ahead, sizeof(ahead), "%lld", (long long)sv.cf.claim_ahead_ms);
+	p[0] = ahead;
 	rows = db_query(sv.db,
-	    "SELECT ceil(extract(epoch FROM "
-	    "min(next_run_at)) * 1000)::bigint, "
-	    "EXISTS (SELECT 1 FROM triggers) FROM schedules "
-	    "WHERE status = 'active' AND deleted_at IS NULL",
-	    0, NULL, err, sizeof(err));
+	    "SELECT (SELECT ceil(extract(epoch FROM next_run_at) * 1000)::"
+	    "bigint - CASE WHEN running = 0 THEN $1::bigint ELSE 0 END "
+	    "FROM schedules WHERE status = 'active' AND deleted_at IS NULL "
+	    "AND next_run_at IS NOT NULL ORDER BY next_run_at LIMIT 1), "
+	    "EXISTS (SELECT 1 FROM triggers)",
+	    1, p, err, sizeof(err));
 	if (rows == NULL) {
 		db_failed(err);
 		return;
 	}
-	/* claim.c claims claim_ahead_ms ahead of the instant. */
-	ms = (v = db_rows_value(rows, 0, 0)) != NULL
-	    ? strtoll(v, NULL, 10) - sv.cf.claim_ahead_ms
-	    : INT64_MAX;
+	ms = (v = db_rows_value(rows, 0, 0)) != NULL ? strtoll(v, NULL, 10)
+	                                             : INT64_MAX;
 	if (strcmp(db_rows_value(rows, 0, 1), "t") == 0) {
 		clock_gettime(CLOCK_REALTIME, &now);
 		soon = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 +
