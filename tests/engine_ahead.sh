@@ -10,26 +10,8 @@
 # machine), except "never early", which has none.
 # Usage: engine_ahead.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
 set -u
-cvd=$1
-ctl=$2
-base=$(cat "$3") || exit 1
-name=engine_ahead_$$
-url="$base dbname=$name"
-work=$(mktemp -d)
-. "$(dirname "$0")/itest-lib.sh"
-pid=""
-
-cleanup() {
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-	q postgres "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null 2>&1
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-start() {
-	"$cvd" -f "$work/conf" >>"$work/cvd.log" 2>&1 &
-	pid=$!
-}
+prefix=engine_ahead
+. "$(dirname "$0")/engine-lib.sh"
 
 stop() {
 	kill -TERM "$pid"
