@@ -35,6 +35,7 @@ enum log_level {
 	LOG_LEVEL_DEBUG, /* everything */
 };
 void log_init(const char *progname, enum log_level level);
+enum log_level log_getlevel(void);
 void log_setlevel(enum log_level level);
 int log_level_parse(const char *name, enum log_level *out);
 const char *log_level_name(enum log_level level);
@@ -278,6 +279,8 @@ void result_init(struct result *r);
 void result_clear(struct result *r);
 const char *result_status_name(enum result_status s);
 int result_encode(const struct result *r, unsigned char **buf, size_t *len);
+const char *result_check_msgpack(
+    const unsigned char *p, size_t len, size_t *end);
 int result_decode(const unsigned char *payload, size_t len, struct result *out,
     char *err, size_t errlen);
 void result_reader_init(struct result_reader *rd);

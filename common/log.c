@@ -36,6 +36,13 @@ log_setlevel(enum log_level level)
 	log_current = level;
 }
 
+/* The level messages are logged at. */
+enum log_level
+log_getlevel(void)
+{
+	return log_current;
+}
+
 static const char *const log_names[] = {"warn", "info", "debug"};
 
 /* Parses "warn", "info" or "debug"; returns 0, or -1 for anything else. */

@@ -249,6 +249,21 @@ mp_walk(const unsigned char *p, size_t len, size_t *off, int depth)
 	return NULL;
 }
 
+/*
+ * The pre-check above for any msgpack payload (runner/spec.c uses it too):
+ * returns NULL if p starts with one complete object that msgpack-c can
+ * unpack without an allocation larger than a small multiple of len, with
+ * *end set to where it ends, or what is wrong with the payload.
+ */
+const char *
+result_check_msgpack(const unsigned char *p, size_t len, size_t *end)
+{
+	*end = 0;
+	if (len == 0)
+		return "empty payload";
+	return mp_walk(p, len, end, 0);
+}
+
 /* Describes the type of o for messages. */
 static const char *
 mp_type_name(const msgpack_object *o)
@@ -467,9 +482,7 @@ result_decode(const unsigned char *payload, size_t len, struct result *out,
 	int rc = -1;
 
 	result_init(out);
-	if (len == 0)
-		return log_errbuf(err, errlen, "result: empty payload");
-	if ((why = mp_walk(payload, len, &off, 0)) != NULL)
+	if ((why = result_check_msgpack(payload, len, &off)) != NULL)
 		return log_errbuf(err, errlen, "result: %s", why);
 	if (off != len)
 		return log_errbuf(err, errlen,

@@ -148,29 +148,45 @@ child_isolate(int *result_fd, pid_t parent, struct result *res)
 	return sfd;
 }
 
+/* Microseconds on CLOCK_REALTIME, the clock slots are kept on. */
+int64_t
+child_now_us(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+}
+
 /*
  * Waits for spec->not_before_us (the supervisor claims a slot a little
  * ahead of its instant, so that the claim's commit and this process's
- * fork are done when it comes) on CLOCK_REALTIME, the clock slots are
- * kept on; the target never starts before it.  A SIGTERM meanwhile (the
- * supervisor stops, or died) ends the wait with res saying so: the run
- * did not start and is retried.  Returns 0 when the instant has come, -1
- * when res is the result.
+ * fork are done when it comes) on CLOCK_REALTIME, with a timer slack of
+ * 1 ns, until RUNNER_SPIN_US before it: the target process, forked then,
+ * watches the clock for the rest and calls execve() at the instant,
+ * never before (target.c).  A process woken from sleep takes 0.1-0.3 ms
+ * to run again on these machines, and the fork and the target's set-up
+ * take their share: both are done before the instant this way.  A
+ * SIGTERM while the runner sleeps (the supervisor stops, or died) ends
+ * the wait with res saying so: the run did not start and is retried.
+ * Returns 0 when the target may be forked, -1 when res is the result.
  */
 static int
 child_wait(const struct run_spec *spec, int sfd, struct result *res)
 {
 	struct pollfd pfd = {.fd = sfd, .events = POLLIN};
-	struct timespec now, left;
+	struct timespec left;
 	int alarm_seen = 0, term = 0, chld = 0;
 	int64_t us;
 
+	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	for (;;) {
-		clock_gettime(CLOCK_REALTIME, &now);
-		us = spec->not_before_us -
-		    ((int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000);
-		if (us <= 0)
+		us = spec->not_before_us - child_now_us() - RUNNER_SPIN_US;
+		if (us <= 0) {
+			/* Back to the inherited slack, for the target. */
+			(void)prctl(PR_SET_TIMERSLACK, 0UL, 0, 0, 0);
 			return 0;
+		}
 		left.tv_sec = (time_t)(us / 1000000);
 		left.tv_nsec = (long)(us % 1000000) * 1000;
 		if (ppoll(&pfd, 1, &left, NULL) == -1 && errno != EINTR) {
@@ -191,6 +207,27 @@ child_wait(const struct run_spec *spec, int sfd, struct result *res)
 	}
 }
 
+/*
+ * The start of the target: waits for spec->not_before_us, if the run has
+ * one, and arms the run's timeout.  The exec target calls it when its
+ * pipes are made, just before the fork.  Returns 0 when the target may
+ * start, -1 when res is the result (see child_wait()).
+ */
+int
+child_start(const struct run_spec *spec, int sfd, struct result *res)
+{
+	if (spec->not_before_us > 0 && child_wait(spec, sfd, res) == -1)
+		return -1;
+	alarm(spec->timeout < UINT_MAX ? (unsigned)spec->timeout : UINT_MAX);
+	return 0;
+}
+
+/*
+ * The HTTP target, set by spawn_init(): the runner helper (zygote.c) runs
+ * exec targets only and is built without libcurl.
+ */
+void (*child_http)(const struct run_spec *, int, struct result *);
+
 /* Returns NULL if spec can be run, else what is wrong with it. */
 static const char *
 child_check(const struct run_spec *spec)
@@ -205,6 +242,8 @@ child_check(const struct run_spec *spec)
 		return "invalid run: no command";
 	if (spec->target == RUN_TARGET_HTTP && spec->url == NULL)
 		return "invalid run: no URL";
+	if (spec->target == RUN_TARGET_HTTP && child_http == NULL)
+		return "invalid run: this runner has no HTTP client";
 	if (spec->target != RUN_TARGET_EXEC && spec->target != RUN_TARGET_HTTP)
 		return "invalid run: unknown target type";
 	return NULL;
@@ -295,13 +334,10 @@ child_main(const struct run_spec *spec, int result_fd, pid_t parent)
 		child_error(&res, 0, bad);
 		child_send(spec, result_fd, &res);
 	}
-	if (spec->not_before_us > 0 && child_wait(spec, sfd, &res) == -1)
-		child_send(spec, result_fd, &res);
-	alarm(spec->timeout < UINT_MAX ? (unsigned)spec->timeout : UINT_MAX);
 	if (spec->target == RUN_TARGET_EXEC)
 		exec_run(spec, sfd, &res);
-	else
-		http_run(spec, sfd, &res);
+	else if (child_start(spec, sfd, &res) == 0)
+		child_http(spec, sfd, &res);
 	child_send(spec, result_fd, &res);
 }
 

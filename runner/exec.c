@@ -282,6 +282,9 @@ exec_start(struct exec_watch *w, struct result *res)
 	if (fcntl(out[0], F_SETFL, O_NONBLOCK) == -1 ||
 	    fcntl(st[0], F_SETFL, O_NONBLOCK) == -1)
 		goto fail;
+	/* Everything is ready: the target starts at its instant. */
+	if (child_start(w->spec, w->sfd, res) == -1)
+		goto fail_started;
 	w->start = exec_now();
 	/*
 	 * vfork(), not fork(): a fork copies the mappings of the runner,
@@ -309,14 +312,15 @@ exec_start(struct exec_watch *w, struct result *res)
 fail:
 	snprintf(
 	    msg, sizeof(msg), "cannot start the command: %s", strerror(errno));
+	res->status = RESULT_ERROR;
+	res->error = strdup(msg);
+fail_started: /* res says why */
 	for (int i = 0; i < 2; i++) {
 		if (out[i] != -1)
 			close(out[i]);
 		if (st[i] != -1)
 			close(st[i]);
 	}
-	res->status = RESULT_ERROR;
-	res->error = strdup(msg);
 	return -1;
 }
 

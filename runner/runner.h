@@ -76,10 +76,33 @@ struct run_spec {
 int spawn_init(void);
 pid_t spawn_runner(const struct run_spec *spec, int *result_fd);
 
+/* zygote.c: the runner helper, which forks the runners of exec runs. */
+int zygote_start(void);
+pid_t zygote_spawn(const struct run_spec *spec, int result_wr);
+int zygote_reaped(pid_t pid, int wstatus);
+void zygote_stop(void);
+int zygote_serve(void);
+
+/* spec.c: an exec run's spec as bytes, for the helper. */
+int spec_encode(const struct run_spec *spec, enum log_level level,
+    unsigned char **buf, size_t *len);
+int spec_decode(const unsigned char *buf, size_t len, struct run_spec *spec,
+    enum log_level *level, char *err, size_t errlen);
+void spec_free(struct run_spec *spec);
+
 /* child.c: the runner child, from fork to _exit. */
 _Noreturn void child_main(
     const struct run_spec *spec, int result_fd, pid_t parent);
 int child_signals(int sfd, int *alarm_seen, int *term, int *chld);
+extern void (*child_http)(const struct run_spec *, int, struct result *);
+int child_start(const struct run_spec *spec, int sfd, struct result *res);
+int64_t child_now_us(void);
+
+/*
+ * A run with a start time: the runner sleeps until this many µs before
+ * it, the target process watches the clock for the rest (child.c).
+ */
+#define RUNNER_SPIN_US 200
 
 /* exec.c: an exec target, watched from the runner. */
 void exec_run(const struct run_spec *spec, int sfd, struct result *res);

@@ -232,6 +232,9 @@ target_main(const struct run_spec *spec, int outfd, int statusfd)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
 	    getppid() != runner)
 		target_fail(statusfd, TARGET_STAGE_SETUP);
+	/* The last RUNNER_SPIN_US before the start time, on the clock. */
+	while (spec->not_before_us > 0 && child_now_us() < spec->not_before_us)
+		;
 	target_exec(spec->argv, spec->env);
 	target_fail(statusfd, TARGET_STAGE_EXEC);
 }

@@ -293,6 +293,8 @@ reap(void)
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
 		for (j = sv.jobs; j && j->pid != pid; j = j->next)
 			;
+		if (j == NULL && zygote_reaped(pid, st))
+			continue;
 		if (j == NULL || j->state != JOB_RUNNING) {
 			log_warnx("reaped unknown child %d", (int)pid);
 			continue;
@@ -513,7 +515,8 @@ wait_ms(int64_t now_ms)
 	for (struct job *j = sv.jobs; j; j = j->next)
 		if (j->state == JOB_RUNNING && j->deadline_ms < next)
 			next = j->deadline_ms;
-	if (sv.stopping && sv.stop_ms < next)
+	/* Once the grace is over the runs were told, and stop_ms is past. */
+	if (sv.stopping && sv.stop_ms > now_ms && sv.stop_ms < next)
 		next = sv.stop_ms;
 	if ((sv.want_claim && !sv.stopping && !sv.db_down) || next <= now_ms)
 		return 0;
@@ -658,7 +661,11 @@ main(int argc, char **argv)
 		fatalx("cannot initialise libcurl");
 	setup_db();
 	setup_loop();
+#ifndef CV_TESTING /* the test build forks every runner (spawn.c) */
+	(void)zygote_start();
+#endif
 	loop();
+	zygote_stop();
 	if (!sv.retired && peer_stop(sv.db, sv.id, err, sizeof(err)) == -1)
 		log_warnx("database: %s", err);
 	log_info("stopped");

@@ -93,6 +93,29 @@ wait_for 10 "SELECT status = 'dead' FROM schedules WHERE id = '$nozone'"
 ok unrunnable "$(sql "SELECT status || ':' || last_error FROM schedules WHERE id = '$nozone'")" 'dead:unknown time zone "Nowhere/Land"'
 ok unharmed "$(kill -0 "$pid" && echo alive)" "alive"
 
+# The runner helper (runner/zygote.c) forks the runners of exec runs, and
+# a runner is the supervisor's child all the same: the supervisor reaps
+# it.  Killed, the helper is replaced at the next exec run; a run it had
+# started goes on.
+helper=$(pgrep -P "$pid" -x cronvisor-runne)
+ok helper-running "$(echo "$helper" | grep -c .)" "1"
+doze=2.$$
+zap=$(add zap "kind, at, target" \
+	"'once', now(), '{\"type\":\"exec\",\"argv\":[\"/bin/sleep\",\"$doze\"]}'")
+i=0
+until target=$(pgrep -f "sleep $doze") || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+runner=$(ps -o ppid= -p "$target" | tr -d ' ')
+ok helper-runner "$(cat /proc/"$runner"/comm):$(tr '\0' ' ' </proc/"$runner"/cmdline):$(ps -o ppid= -p "$runner" | tr -d ' ')" \
+	"cronvisord:cronvisor-runner --helper :$pid"
+kill -9 "$helper"
+wait_for 10 "SELECT status = 'done' FROM schedules WHERE id = '$zap'"
+ok helper-killed-run-ends "$(sql "SELECT status FROM runs WHERE schedule_id = '$zap'")" "succeeded"
+ok helper-death-logged "$(grep -c "runner helper $helper: killed" "$work/cvd.log")" "1"
+sleep 1.1 # a dead helper is replaced a second later
+after=$(add after "kind, at, target" "'once', now(), '{\"type\":\"exec\",\"argv\":[\"/bin/true\"]}'")
+wait_for 10 "SELECT status = 'done' FROM schedules WHERE id = '$after'"
+ok helper-replaced "$(pgrep -P "$pid" -x cronvisor-runne | grep -vx "$helper" | grep -c .):$(grep -c 'runner helper [0-9]* started' "$work/cvd.log")" "1:2"
+
 # overlap buffer_one: a slot due while the run runs waits for it
 buf=$(add buf "kind, interval_seconds, overlap, target" \
 	"'interval', 1, 'buffer_one', '{\"type\":\"exec\",\"argv\":[\"/bin/sleep\",\"1.5\"]}'")

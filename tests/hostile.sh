@@ -78,7 +78,15 @@ stop() {
 	pid=""
 }
 
-kids() { cat /proc/"$pid"/task/*/children 2>/dev/null | wc -w; }
+# The supervisor's children but its runner helper (cronvisor-runner, whose
+# name is cut to 15 characters; the runners it forks are named cronvisord).
+kids() {
+	n=0
+	for c in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
+		[ "$(cat /proc/"$c"/comm 2>/dev/null)" = cronvisor-runne ] || n=$((n + 1))
+	done
+	echo "$n"
+}
 zombies() {
 	n=0
 	for c in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do

@@ -10,11 +10,14 @@
 # (CV_VALGRIND_API=0 leaves the API out); and if the supervisor holds no
 # run's descriptor at exit (--track-fds=yes).
 #
-# Runners fork without exec, so they stay under valgrind whatever
-# --trace-children says; each writes its own log (%p).  Their exec targets
-# (/bin/echo, /bin/sleep) are execve'd, and --trace-children=no leaves
-# them native: they are not cronvisor's code.  A runner under valgrind
-# takes a second or two, so the runs are few and the timeouts generous.
+# Runners fork without exec, so they stay under valgrind; each writes its
+# own log (%p).  The runner helper (cronvisor-runner, which forks the
+# runners of exec runs) is execve'd by the supervisor, and
+# --trace-children=yes puts it under valgrind too, with the runners it
+# forks; the exec targets (/bin/echo, /bin/sleep) are skipped
+# (--trace-children-skip): they are not cronvisor's code.  A runner under
+# valgrind takes a second or two, so the runs are few and the timeouts
+# generous.
 #
 # valgrind cannot run a binary built with AddressSanitizer: for such a
 # build the test says so loudly and exits 77, which CTest reports as
@@ -43,7 +46,8 @@ vg_wrap() {
 #!/bin/sh
 valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite \\
 	--errors-for-leak-kinds=definite --error-exitcode=99 --track-fds=yes \\
-	--trace-children=no --child-silent-after-fork=no --num-callers=30 \\
+	--trace-children=yes --trace-children-skip='/bin/*,/usr/bin/*' \\
+	--child-silent-after-fork=no --num-callers=30 \\
 	--suppressions=$here/valgrind.supp --log-file=$vgtmp/$1.%p.log \\
 	"$2" "\$@" &
 child=\$!

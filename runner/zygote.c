@@ -1,0 +1,382 @@
+/*
+ * zygote.c: the runner helper, a small process that forks the runners of
+ * exec runs on the supervisor's behalf.  A fork costs what the forking
+ * process has mapped: the supervisor maps libpq, libcurl and the ~35
+ * libraries they pull in, and a fork and exit of it cost 0.47 ms of CPU
+ * against 0.12 ms for a process with libc alone (bench/README.md).  So at
+ * its first exec run the supervisor executes `cronvisor-runner --helper`
+ * (beside it, or in ../lib/cronvisor) once, with
+ * one end of a SOCK_SEQPACKET socket pair as descriptor 3, and for every
+ * exec run sends it the run (spec.c) with the write end of the run's
+ * result pipe attached (SCM_RIGHTS).  The helper forks the runner with
+ * CLONE_PARENT, so the runner is the supervisor's own child, exactly as if
+ * the supervisor had forked it: the supervisor reaps it, signals it, and
+ * reads its result pipe; the runner's PR_SET_PDEATHSIG follows the
+ * supervisor.  The helper answers with the runner's pid (or an errno)
+ * before the supervisor does anything else, so no exit status can come
+ * before the supervisor knows whose it is.
+ *
+ * Whenever the helper cannot do it (not installed, died, wedged, a spec
+ * too large for one message) the supervisor forks the runner itself, as
+ * it always does for HTTP runs, which need libcurl: the helper is a
+ * saving, never a condition.  A dead helper is started again a second
+ * later; the helper exits when the supervisor closes its end, and dies
+ * with it (PR_SET_PDEATHSIG).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner.h"
+
+#define ZYGOTE_FD       3             /* the helper's end of the socket */
+#define ZYGOTE_MSG_MAX  (1024 * 1024) /* largest spec the helper takes */
+#define ZYGOTE_REPLY_MS 2000          /* the helper's answer, at most */
+#define ZYGOTE_RETRY_MS 1000          /* a dead helper is replaced after */
+#define ZYGOTE_OLD      8             /* helpers gone, not yet reaped */
+
+/* The helper's answer to one spec. */
+struct zygote_reply {
+	int32_t pid; /* the runner, or 0 */
+	int32_t err; /* errno if no runner was forked */
+};
+
+/* The supervisor's side. */
+static struct {
+	pid_t pid;             /* the helper, 0 if none */
+	int fd;                /* the supervisor's end of the socket, or -1 */
+	int64_t retry_ms;      /* CLOCK_MONOTONIC ms before which no restart */
+	pid_t old[ZYGOTE_OLD]; /* helpers dropped, for zygote_reaped() */
+	char path[PATH_MAX];   /* the helper's executable, "" if none */
+} zy = {.fd = -1};
+
+static int64_t
+zygote_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The helper's executable, found from the running program's directory:
+ * beside it (a build tree), else ../lib/cronvisor/ (installed: cronvisord
+ * in /usr/sbin, the helper in /usr/lib/cronvisor).
+ */
+static const char *
+zygote_find(void)
+{
+	static const char *const rel[] = {
+	    "/cronvisor-runner", "/../lib/cronvisor/cronvisor-runner"};
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	zy.path[0] = '\0';
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
+		return NULL;
+	self[n] = '\0';
+	if ((slash = strrchr(self, '/')) == NULL)
+		return NULL;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		if ((size_t)snprintf(zy.path, sizeof(zy.path), "%s%s", self,
+		        rel[i]) < sizeof(zy.path) &&
+		    access(zy.path, X_OK) == 0)
+			return zy.path;
+	}
+	zy.path[0] = '\0';
+	return NULL;
+}
+
+/*
+ * Drops the helper: closing its socket ends it, and one still running
+ * (wedged) is killed; it is reaped later.  alive: 0 if it was reaped.
+ */
+static void
+zygote_drop(const char *why, int alive)
+{
+	if (zy.pid > 0) {
+		log_warnx("runner helper %d: %s; the supervisor forks runners "
+		          "until it is replaced",
+		    (int)zy.pid, why);
+		if (alive) {
+			kill(zy.pid, SIGKILL);
+			memmove(zy.old + 1, zy.old,
+			    sizeof(zy.old) - sizeof(zy.old[0]));
+			zy.old[0] = zy.pid;
+		}
+	}
+	if (zy.fd != -1)
+		close(zy.fd);
+	zy.fd = -1;
+	zy.pid = 0;
+	zy.retry_ms = zygote_now_ms() + ZYGOTE_RETRY_MS;
+}
+
+/*
+ * Starts the helper if there is none and none failed in the last second
+ * (the supervisor calls it at its start, so that the first run does not
+ * wait for the helper's exec).  Returns 0 if one runs, -1 if runners are
+ * to be forked here.
+ */
+int
+zygote_start(void)
+{
+	int sv[2], size = ZYGOTE_MSG_MAX;
+	char *argv[] = {(char *)"cronvisor-runner", (char *)"--helper", NULL};
+	extern char **environ;
+	pid_t pid;
+
+	if (zy.pid > 0)
+		return 0;
+	if (zygote_now_ms() < zy.retry_ms || zygote_find() == NULL)
+		return -1;
+	zy.retry_ms = zygote_now_ms() + ZYGOTE_RETRY_MS;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("runner helper: socketpair");
+		return -1;
+	}
+	(void)setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	(void)setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	/* vfork: nothing but system calls until execve. */
+	if ((pid = vfork()) == 0) {
+		if (sv[1] == ZYGOTE_FD ? fcntl(ZYGOTE_FD, F_SETFD, 0) == -1
+		                       : dup2(sv[1], ZYGOTE_FD) == -1)
+			_exit(127);
+		/* What the supervisor opened without O_CLOEXEC stays here. */
+		(void)syscall(
+		    SYS_close_range, ZYGOTE_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC);
+		execve(zy.path, argv, environ);
+		_exit(127);
+	}
+	close(sv[1]);
+	if (pid == -1) {
+		log_warn("runner helper: cannot start %s", zy.path);
+		close(sv[0]);
+		return -1;
+	}
+	zy.pid = pid;
+	zy.fd = sv[0];
+	log_info("runner helper %d started (%s)", (int)pid, zy.path);
+	return 0;
+}
+
+/* A message of one buffer and room for control data. */
+static void
+zygote_msg(struct msghdr *msg, struct iovec *iov, void *buf, size_t len,
+    void *ctl, size_t ctllen)
+{
+	memset(msg, 0, sizeof(*msg));
+	*iov = (struct iovec){.iov_base = buf, .iov_len = len};
+	msg->msg_iov = iov;
+	msg->msg_iovlen = 1;
+	msg->msg_control = ctl;
+	msg->msg_controllen = ctllen;
+}
+
+/*
+ * Has the helper fork the runner of spec (an exec run), with result_wr as
+ * its result pipe.  Returns the runner's pid (the supervisor's child), or
+ * -1 if the caller is to fork it itself.
+ */
+pid_t
+zygote_spawn(const struct run_spec *spec, int result_wr)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct zygote_reply rep;
+	struct pollfd pfd;
+	struct msghdr msg;
+	struct iovec iov;
+	unsigned char *buf;
+	size_t len;
+	ssize_t n;
+	int r;
+
+	if (spec->target != RUN_TARGET_EXEC || zygote_start() == -1)
+		return -1;
+	if (spec_encode(spec, log_getlevel(), &buf, &len) == -1)
+		return -1;
+	memset(&ctl, 0, sizeof(ctl));
+	zygote_msg(&msg, &iov, buf, len, ctl.buf, sizeof(ctl.buf));
+	CMSG_FIRSTHDR(&msg)->cmsg_level = SOL_SOCKET;
+	CMSG_FIRSTHDR(&msg)->cmsg_type = SCM_RIGHTS;
+	CMSG_FIRSTHDR(&msg)->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&msg)), &result_wr, sizeof(int));
+	while ((n = sendmsg(zy.fd, &msg, MSG_NOSIGNAL)) == -1 && errno == EINTR)
+		;
+	free(buf);
+	if (n == -1) {
+		if (errno != EMSGSIZE && errno != ENOBUFS)
+			zygote_drop(strerror(errno), 1);
+		return -1;
+	}
+	pfd = (struct pollfd){.fd = zy.fd, .events = POLLIN};
+	while ((r = poll(&pfd, 1, ZYGOTE_REPLY_MS)) == -1 && errno == EINTR)
+		;
+	if (r != 1 ||
+	    (n = recv(zy.fd, &rep, sizeof(rep), 0)) != (ssize_t)sizeof(rep)) {
+		zygote_drop(r == 0 ? "no answer" : "gone", 1);
+		return -1;
+	}
+	if (rep.pid <= 0) {
+		errno = rep.err;
+		log_warn("runner helper %d could not start run %s", (int)zy.pid,
+		    spec->run_id != NULL ? spec->run_id : "?");
+		return -1;
+	}
+	return (pid_t)rep.pid;
+}
+
+/*
+ * Returns 1 if pid, just reaped by the supervisor, was a runner helper
+ * (which is then replaced at the next exec run), else 0.
+ */
+int
+zygote_reaped(pid_t pid, int wstatus)
+{
+	if (zy.pid > 0 && pid == zy.pid) {
+		zygote_drop(WIFSIGNALED(wstatus) ? "killed" : "exited", 0);
+		return 1;
+	}
+	for (int i = 0; i < ZYGOTE_OLD; i++) {
+		if (zy.old[i] == pid) {
+			zy.old[i] = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The supervisor stops: its helper exits when its socket closes. */
+void
+zygote_stop(void)
+{
+	if (zy.fd != -1)
+		close(zy.fd);
+	zy.fd = -1;
+	zy.pid = 0;
+	zy.retry_ms = INT64_MAX;
+}
+
+/* The helper's side: one answer. */
+static void
+zygote_answer(int fd, pid_t pid, int err)
+{
+	struct zygote_reply rep = {.pid = (int32_t)pid, .err = err};
+
+	while (
+	    send(fd, &rep, sizeof(rep), MSG_NOSIGNAL) == -1 && errno == EINTR)
+		;
+}
+
+/* The descriptor a message brought, or -1. */
+static int
+zygote_fd_of(struct msghdr *msg)
+{
+	struct cmsghdr *c;
+	int fd = -1, extra;
+
+	for (c = CMSG_FIRSTHDR(msg); c != NULL; c = CMSG_NXTHDR(msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0;
+		     CMSG_LEN((i + 1) * sizeof(int)) <= c->cmsg_len; i++) {
+			memcpy(&extra, CMSG_DATA(c) + i * sizeof(int),
+			    sizeof(int));
+			if (fd == -1)
+				fd = extra;
+			else
+				close(extra);
+		}
+	}
+	return fd;
+}
+
+/*
+ * The helper: `cronvisor-runner --helper`, the socket on ZYGOTE_FD.  Forks
+ * a runner per spec until the supervisor closes the socket.  Returns the
+ * exit status.
+ */
+int
+zygote_serve(void)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} ctl;
+	pid_t parent = getppid(), pid;
+	struct run_spec spec;
+	enum log_level level;
+	char err[CV_ERRLEN];
+	struct msghdr msg;
+	struct iovec iov;
+	unsigned char *buf;
+	ssize_t n;
+	int wr, e;
+
+	log_prefix("runner helper");
+	if (fcntl(ZYGOTE_FD, F_SETFD, FD_CLOEXEC) == -1)
+		fatal(
+		    "descriptor %d is not the supervisor's socket", ZYGOTE_FD);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
+	    getppid() != parent || parent == 1)
+		fatalx("the supervisor is gone");
+	if ((buf = malloc(ZYGOTE_MSG_MAX)) == NULL)
+		fatal("malloc");
+	for (;;) {
+		zygote_msg(
+		    &msg, &iov, buf, ZYGOTE_MSG_MAX, ctl.buf, sizeof(ctl.buf));
+		if ((n = recvmsg(ZYGOTE_FD, &msg, MSG_CMSG_CLOEXEC)) == -1) {
+			if (errno == EINTR)
+				continue;
+			fatal("reading the supervisor's socket");
+		}
+		if (n == 0)
+			break; /* the supervisor closed it */
+		wr = zygote_fd_of(&msg);
+		if (wr == -1 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+			log_warnx("a message without its pipe, or too large");
+			zygote_answer(ZYGOTE_FD, 0, EMSGSIZE);
+		} else if (spec_decode(buf, (size_t)n, &spec, &level, err,
+		               sizeof(err)) == -1) {
+			log_warnx("%s", err);
+			zygote_answer(ZYGOTE_FD, 0, EINVAL);
+		} else {
+			/*
+			 * Like fork(), but the runner's parent is ours, the
+			 * supervisor.  The raw system call skips glibc's fork
+			 * handlers, of which this process has none.
+			 */
+			pid = (pid_t)syscall(
+			    SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+			if (pid == 0) {
+				/* Named as a runner the supervisor forks. */
+				(void)prctl(PR_SET_NAME, "cronvisord", 0, 0, 0);
+				log_init("cronvisord", level);
+				child_main(&spec, wr, parent);
+			}
+			e = errno;
+			spec_free(&spec);
+			zygote_answer(ZYGOTE_FD, pid > 0 ? pid : 0, e);
+		}
+		if (wr != -1)
+			close(wr);
+	}
+	free(buf);
+	return 0;
+}
