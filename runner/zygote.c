@@ -80,7 +80,7 @@ zygote_find(void)
 {
 	static const char *const rel[] = {
 	    "/cronvisor-runner", "/../lib/cronvisor/cronvisor-runner"};
-	char self[PATH_MAX], *slash;
+	char self[PATH_MAX], found[PATH_MAX], *slash;
 	ssize_t n;
 
 	zy.path[0] = '\0';
@@ -91,9 +91,11 @@ zygote_find(void)
 		return NULL;
 	*slash = '\0';
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		if ((size_t)snprintf(zy.path, sizeof(zy.path), "%s%s", self,
-		        rel[i]) < sizeof(zy.path) &&
-		    access(zy.path, X_OK) == 0)
+		/* The path without "..", as the log shows it. */
+		if ((size_t)snprintf(found, sizeof(found), "%s%s", self,
+		        rel[i]) < sizeof(found) &&
+		    access(found, X_OK) == 0 &&
+		    realpath(found, zy.path) != NULL)
 			return zy.path;
 	}
 	zy.path[0] = '\0';
