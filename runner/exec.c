@@ -63,7 +63,7 @@ struct exec_watch {
 	int no_children;             /* 1: waitpid() said ECHILD */
 	int timed_out;               /* 1: SIGALRM came first */
 	int interrupted;             /* 1: SIGTERM came first */
-	int64_t start;               /* monotonic µs at fork */
+	int64_t start;               /* monotonic µs when it called execve() */
 	int64_t end;                 /* monotonic µs when it was reaped */
 	int64_t grace_end;           /* STOPPING: monotonic µs to SIGKILL */
 	struct tail tail;            /* the output's tail */
@@ -285,7 +285,6 @@ exec_start(struct exec_watch *w, struct result *res)
 	/* Everything is ready: the target starts at its instant. */
 	if (child_start(w->spec, w->sfd, res) == -1)
 		goto fail_started;
-	w->start = exec_now();
 	/*
 	 * vfork(), not fork(): a fork copies the mappings of the runner,
 	 * which are the supervisor's (libpq, libcurl and theirs), only for
@@ -302,6 +301,8 @@ exec_start(struct exec_watch *w, struct result *res)
 		close(st[0]);
 		target_main(w->spec, out[1], st[1]);
 	}
+	/* The target has called execve() (or failed): it starts now. */
+	w->start = exec_now();
 	/* Also here, so that no signal can race the child's own setpgid. */
 	(void)setpgid(w->pid, w->pid);
 	close(out[1]);

@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runner.h"
@@ -204,6 +205,33 @@ target_exec(char *const *argv, char *const *env)
 }
 
 /*
+ * The last RUNNER_SPIN_US before the start time, watched on the clock; if
+ * the clock is still short of it after 10 times that (it was set back),
+ * the rest is slept on the clock: never before the instant.
+ */
+static void
+target_await(int64_t not_before_us)
+{
+	struct timespec t0, t, at;
+
+	if (not_before_us <= 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (child_now_us() < not_before_us) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000000 +
+		        (t.tv_nsec - t0.tv_nsec) / 1000 >
+		    10 * RUNNER_SPIN_US) {
+			at.tv_sec = (time_t)(not_before_us / 1000000);
+			at.tv_nsec = (long)(not_before_us % 1000000) * 1000;
+			while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME,
+			           &at, NULL) != 0)
+				;
+		}
+	}
+}
+
+/*
  * The target process: called in the runner's vfork() child, with the output
  * pipe's write end and the status pipe's write end (both close-on-exec).
  * Never returns: it becomes the command, or reports why it could not and
@@ -232,9 +260,7 @@ target_main(const struct run_spec *spec, int outfd, int statusfd)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
 	    getppid() != runner)
 		target_fail(statusfd, TARGET_STAGE_SETUP);
-	/* The last RUNNER_SPIN_US before the start time, on the clock. */
-	while (spec->not_before_us > 0 && child_now_us() < spec->not_before_us)
-		;
+	target_await(spec->not_before_us);
 	target_exec(spec->argv, spec->env);
 	target_fail(statusfd, TARGET_STAGE_EXEC);
 }

@@ -40,11 +40,12 @@
 
 #include "runner.h"
 
-#define ZYGOTE_FD       3             /* the helper's end of the socket */
-#define ZYGOTE_MSG_MAX  (1024 * 1024) /* largest spec the helper takes */
-#define ZYGOTE_REPLY_MS 2000          /* the helper's answer, at most */
-#define ZYGOTE_RETRY_MS 1000          /* a dead helper is replaced after */
-#define ZYGOTE_OLD      8             /* helpers gone, not yet reaped */
+#define ZYGOTE_FD        3             /* the helper's end of the socket */
+#define ZYGOTE_MSG_MAX   (1024 * 1024) /* largest spec the helper takes */
+#define ZYGOTE_REPLY_MS  2000          /* the helper's answer, at most */
+#define ZYGOTE_RETRY_MS  1000          /* a dead helper is replaced after */
+#define ZYGOTE_WEDGED_MS 60000         /* and one that did not answer */
+#define ZYGOTE_OLD       8             /* helpers gone, not yet reaped */
 
 /* The helper's answer to one spec. */
 struct zygote_reply {
@@ -58,6 +59,7 @@ static struct {
 	int fd;                /* the supervisor's end of the socket, or -1 */
 	int64_t retry_ms;      /* CLOCK_MONOTONIC ms before which no restart */
 	pid_t old[ZYGOTE_OLD]; /* helpers dropped, for zygote_reaped() */
+	int missing;           /* 1: not found, and said so */
 	char path[PATH_MAX];   /* the helper's executable, "" if none */
 } zy = {.fd = -1};
 
@@ -107,7 +109,7 @@ zygote_find(void)
  * (wedged) is killed; it is reaped later.  alive: 0 if it was reaped.
  */
 static void
-zygote_drop(const char *why, int alive)
+zygote_drop(const char *why, int alive, int64_t retry_ms)
 {
 	if (zy.pid > 0) {
 		log_warnx("runner helper %d: %s; the supervisor forks runners "
@@ -124,7 +126,7 @@ zygote_drop(const char *why, int alive)
 		close(zy.fd);
 	zy.fd = -1;
 	zy.pid = 0;
-	zy.retry_ms = zygote_now_ms() + ZYGOTE_RETRY_MS;
+	zy.retry_ms = zygote_now_ms() + retry_ms;
 }
 
 /*
@@ -143,9 +145,18 @@ zygote_start(void)
 
 	if (zy.pid > 0)
 		return 0;
-	if (zygote_now_ms() < zy.retry_ms || zygote_find() == NULL)
+	if (zygote_now_ms() < zy.retry_ms)
 		return -1;
 	zy.retry_ms = zygote_now_ms() + ZYGOTE_RETRY_MS;
+	if (zygote_find() == NULL) {
+		if (!zy.missing)
+			log_warnx("runner helper: no cronvisor-runner beside "
+			          "cronvisord or in ../lib/cronvisor; the "
+			          "supervisor forks every runner");
+		zy.missing = 1;
+		return -1;
+	}
+	zy.missing = 0;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("runner helper: socketpair");
 		return -1;
@@ -157,9 +168,14 @@ zygote_start(void)
 		if (sv[1] == ZYGOTE_FD ? fcntl(ZYGOTE_FD, F_SETFD, 0) == -1
 		                       : dup2(sv[1], ZYGOTE_FD) == -1)
 			_exit(127);
-		/* What the supervisor opened without O_CLOEXEC stays here. */
-		(void)syscall(
-		    SYS_close_range, ZYGOTE_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC);
+		/*
+		 * What the supervisor opened without O_CLOEXEC stays here;
+		 * one by one before Linux 5.11.
+		 */
+		if (syscall(SYS_close_range, ZYGOTE_FD + 1, ~0U,
+		        CLOSE_RANGE_CLOEXEC) == -1)
+			for (int fd = ZYGOTE_FD + 1; fd < 65536; fd++)
+				(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 		execve(zy.path, argv, environ);
 		_exit(127);
 	}
@@ -192,39 +208,53 @@ zygote_msg(struct msghdr *msg, struct iovec *iov, void *buf, size_t len,
  * Has the helper fork the runner of spec (an exec run), with result_wr as
  * its result pipe.  Returns the runner's pid (the supervisor's child), or
  * -1 if the caller is to fork it itself.
+ *
+ * The runner the helper forks waits for a byte on a "go" pipe before it
+ * does anything, and the byte is written only once the helper's answer
+ * has named it.  Without an answer (the helper wedged, or died after the
+ * fork) the go pipe is closed unwritten and that runner, if there is one,
+ * exits without running anything: only then may the caller fork another.
  */
 pid_t
 zygote_spawn(const struct run_spec *spec, int result_wr)
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 	} ctl;
 	struct zygote_reply rep;
 	struct pollfd pfd;
 	struct msghdr msg;
 	struct iovec iov;
 	unsigned char *buf;
+	int go[2], fds[2], r;
 	size_t len;
 	ssize_t n;
-	int r;
 
 	if (spec->target != RUN_TARGET_EXEC || zygote_start() == -1)
 		return -1;
 	if (spec_encode(spec, log_getlevel(), &buf, &len) == -1)
 		return -1;
+	if (pipe2(go, O_CLOEXEC) == -1) {
+		free(buf);
+		return -1;
+	}
+	fds[0] = result_wr;
+	fds[1] = go[0];
 	memset(&ctl, 0, sizeof(ctl));
 	zygote_msg(&msg, &iov, buf, len, ctl.buf, sizeof(ctl.buf));
 	CMSG_FIRSTHDR(&msg)->cmsg_level = SOL_SOCKET;
 	CMSG_FIRSTHDR(&msg)->cmsg_type = SCM_RIGHTS;
-	CMSG_FIRSTHDR(&msg)->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&msg)), &result_wr, sizeof(int));
+	CMSG_FIRSTHDR(&msg)->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&msg)), fds, sizeof(fds));
 	while ((n = sendmsg(zy.fd, &msg, MSG_NOSIGNAL)) == -1 && errno == EINTR)
 		;
 	free(buf);
+	close(go[0]);
 	if (n == -1) {
 		if (errno != EMSGSIZE && errno != ENOBUFS)
-			zygote_drop(strerror(errno), 1);
+			zygote_drop(strerror(errno), 1, ZYGOTE_RETRY_MS);
+		close(go[1]);
 		return -1;
 	}
 	pfd = (struct pollfd){.fd = zy.fd, .events = POLLIN};
@@ -232,15 +262,23 @@ zygote_spawn(const struct run_spec *spec, int result_wr)
 		;
 	if (r != 1 ||
 	    (n = recv(zy.fd, &rep, sizeof(rep), 0)) != (ssize_t)sizeof(rep)) {
-		zygote_drop(r == 0 ? "no answer" : "gone", 1);
+		/* A helper that does not answer may never: not soon again. */
+		zygote_drop(r == 0 ? "no answer" : "gone", 1,
+		    r == 0 ? ZYGOTE_WEDGED_MS : ZYGOTE_RETRY_MS);
+		close(go[1]);
 		return -1;
 	}
 	if (rep.pid <= 0) {
 		errno = rep.err;
 		log_warn("runner helper %d could not start run %s", (int)zy.pid,
 		    spec->run_id != NULL ? spec->run_id : "?");
+		close(go[1]);
 		return -1;
 	}
+	if (write(go[1], "g", 1) != 1)
+		log_warn("run %s: starting its runner",
+		    spec->run_id != NULL ? spec->run_id : "?");
+	close(go[1]);
 	return (pid_t)rep.pid;
 }
 
@@ -252,7 +290,8 @@ int
 zygote_reaped(pid_t pid, int wstatus)
 {
 	if (zy.pid > 0 && pid == zy.pid) {
-		zygote_drop(WIFSIGNALED(wstatus) ? "killed" : "exited", 0);
+		zygote_drop(WIFSIGNALED(wstatus) ? "killed" : "exited", 0,
+		    ZYGOTE_RETRY_MS);
 		return 1;
 	}
 	for (int i = 0; i < ZYGOTE_OLD; i++) {
@@ -286,27 +325,53 @@ zygote_answer(int fd, pid_t pid, int err)
 		;
 }
 
-/* The descriptor a message brought, or -1. */
+/*
+ * The two descriptors a message brought, in fd[0] and fd[1]; any other is
+ * closed.  Returns how many there were, at most 2.
+ */
 static int
-zygote_fd_of(struct msghdr *msg)
+zygote_fds_of(struct msghdr *msg, int fd[2])
 {
 	struct cmsghdr *c;
-	int fd = -1, extra;
+	int n = 0, one;
 
 	for (c = CMSG_FIRSTHDR(msg); c != NULL; c = CMSG_NXTHDR(msg, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
 		for (size_t i = 0;
 		     CMSG_LEN((i + 1) * sizeof(int)) <= c->cmsg_len; i++) {
-			memcpy(&extra, CMSG_DATA(c) + i * sizeof(int),
-			    sizeof(int));
-			if (fd == -1)
-				fd = extra;
+			memcpy(
+			    &one, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (n < 2)
+				fd[n++] = one;
 			else
-				close(extra);
+				close(one);
 		}
 	}
-	return fd;
+	return n;
+}
+
+/*
+ * The runner, just forked: waits for the supervisor's go (zygote_spawn())
+ * and becomes the runner, or exits at once, having done nothing, if the
+ * supervisor closed the go pipe without a byte.
+ */
+static _Noreturn void
+zygote_runner(const struct run_spec *spec, enum log_level level, int wr, int go,
+    pid_t parent)
+{
+	ssize_t n;
+	char c;
+
+	while ((n = read(go, &c, 1)) == -1 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(0);
+	close(go);
+	/* Named as a runner the supervisor forks. */
+	(void)prctl(PR_SET_NAME, "cronvisord", 0, 0, 0);
+	log_init("cronvisord", level);
+	child_main(spec, wr, parent);
 }
 
 /*
@@ -328,15 +393,20 @@ zygote_serve(void)
 	struct msghdr msg;
 	struct iovec iov;
 	unsigned char *buf;
+	int fd[2], nfd, e;
+	sigset_t none;
 	ssize_t n;
-	int wr, e;
 
 	log_prefix("runner helper");
+	/* The supervisor's mask (its signals go to a signalfd) is not ours. */
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	if (fcntl(ZYGOTE_FD, F_SETFD, FD_CLOEXEC) == -1)
 		fatal(
 		    "descriptor %d is not the supervisor's socket", ZYGOTE_FD);
+	/* The supervisor gone before this, the socket's end says so. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
-	    getppid() != parent || parent == 1)
+	    getppid() != parent)
 		fatalx("the supervisor is gone");
 	if ((buf = malloc(ZYGOTE_MSG_MAX)) == NULL)
 		fatal("malloc");
@@ -350,8 +420,8 @@ zygote_serve(void)
 		}
 		if (n == 0)
 			break; /* the supervisor closed it */
-		wr = zygote_fd_of(&msg);
-		if (wr == -1 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		nfd = zygote_fds_of(&msg, fd);
+		if (nfd != 2 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
 			log_warnx("a message without its pipe, or too large");
 			zygote_answer(ZYGOTE_FD, 0, EMSGSIZE);
 		} else if (spec_decode(buf, (size_t)n, &spec, &level, err,
@@ -361,23 +431,24 @@ zygote_serve(void)
 		} else {
 			/*
 			 * Like fork(), but the runner's parent is ours, the
-			 * supervisor.  The raw system call skips glibc's fork
-			 * handlers, of which this process has none.
+			 * supervisor.  glibc has no fork with CLONE_PARENT;
+			 * the raw system call skips its fork handlers (this
+			 * process has none) and leaves the child's cached
+			 * thread id the helper's, which only pthread_kill()
+			 * and robust mutexes would read: the runner, one
+			 * thread, uses neither (raise() asks the kernel).
 			 */
 			pid = (pid_t)syscall(
 			    SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
-			if (pid == 0) {
-				/* Named as a runner the supervisor forks. */
-				(void)prctl(PR_SET_NAME, "cronvisord", 0, 0, 0);
-				log_init("cronvisord", level);
-				child_main(&spec, wr, parent);
-			}
+			if (pid == 0)
+				zygote_runner(
+				    &spec, level, fd[0], fd[1], parent);
 			e = errno;
 			spec_free(&spec);
 			zygote_answer(ZYGOTE_FD, pid > 0 ? pid : 0, e);
 		}
-		if (wr != -1)
-			close(wr);
+		for (int i = 0; i < nfd; i++)
+			close(fd[i]);
 	}
 	free(buf);
 	return 0;

@@ -291,10 +291,11 @@ reap(void)
 	int st;
 
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		/* First: a helper's pid is never a job's (both unreaped). */
+		if (zygote_reaped(pid, st))
+			continue;
 		for (j = sv.jobs; j && j->pid != pid; j = j->next)
 			;
-		if (j == NULL && zygote_reaped(pid, st))
-			continue;
 		if (j == NULL || j->state != JOB_RUNNING) {
 			log_warnx("reaped unknown child %d", (int)pid);
 			continue;
@@ -515,8 +516,8 @@ wait_ms(int64_t now_ms)
 	for (struct job *j = sv.jobs; j; j = j->next)
 		if (j->state == JOB_RUNNING && j->deadline_ms < next)
 			next = j->deadline_ms;
-	/* Once the grace is over the runs were told, and stop_ms is past. */
-	if (sv.stopping && sv.stop_ms > now_ms && sv.stop_ms < next)
+	/* Until the runs were told to stop; after that stop_ms is past. */
+	if (sv.stopping && !sv.told && sv.stop_ms < next)
 		next = sv.stop_ms;
 	if ((sv.want_claim && !sv.stopping && !sv.db_down) || next <= now_ms)
 		return 0;
@@ -531,9 +532,11 @@ turn(int64_t now_ms)
 
 	for (struct job *j = sv.jobs; j; j = j->next)
 		job_deadline(j, now_ms, sv.cf.kill_grace_seconds);
-	if (sv.stopping && now_ms >= sv.stop_ms)
+	if (sv.stopping && now_ms >= sv.stop_ms) {
 		for (struct job *j = sv.jobs; j; j = j->next)
 			job_interrupt(j, now_ms, sv.cf.kill_grace_seconds);
+		sv.told = 1;
+	}
 	if (sv.db_down) {
 		if (now_ms >= sv.db_retry_ms)
 			db_reconnect();

@@ -123,6 +123,7 @@ struct supervisor {
 	int want_claim;          /* claim at the next turn */
 	int stopping;            /* a stop signal came: claim no more */
 	int64_t stop_ms;         /* when running runs get interrupted */
+	int told;                /* 1: they were, once stop_ms had come */
 	int64_t heartbeat_ms;    /* next heartbeat, CLOCK_MONOTONIC ms */
 	int64_t poll_ms;         /* next claim whatever the timer says */
 	int retired;             /* our supervisors row was retired */

@@ -78,12 +78,17 @@ stop() {
 	pid=""
 }
 
-# The supervisor's children but its runner helper (cronvisor-runner, whose
-# name is cut to 15 characters; the runners it forks are named cronvisord).
+# The supervisor's children but one runner helper (cronvisor-runner, whose
+# name is cut to 15 characters; the runners it forks are named cronvisord):
+# a second helper counts.
 kids() {
-	n=0
+	n=0 h=0
 	for c in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
-		[ "$(cat /proc/"$c"/comm 2>/dev/null)" = cronvisor-runne ] || n=$((n + 1))
+		if [ "$(cat /proc/"$c"/comm 2>/dev/null)" = cronvisor-runne ] && [ $h -eq 0 ]; then
+			h=1
+		else
+			n=$((n + 1))
+		fi
 	done
 	echo "$n"
 }
