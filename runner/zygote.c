@@ -303,12 +303,23 @@ zygote_reaped(pid_t pid, int wstatus)
 	return 0;
 }
 
-/* The supervisor stops: its helper exits when its socket closes. */
+/*
+ * The supervisor stops: its helper exits when its socket closes, and is
+ * given up to 5 s to do so (and be reaped) before the supervisor exits and
+ * its death signal kills it.
+ */
 void
 zygote_stop(void)
 {
+	struct timespec tick = {0, 10 * 1000000};
+
 	if (zy.fd != -1)
 		close(zy.fd);
+	for (int i = 0; zy.pid > 0 && i < 500; i++) {
+		if (waitpid(zy.pid, NULL, WNOHANG) != 0)
+			break;
+		nanosleep(&tick, NULL);
+	}
 	zy.fd = -1;
 	zy.pid = 0;
 	zy.retry_ms = INT64_MAX;
