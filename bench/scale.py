@@ -171,15 +171,18 @@ def explain(a):
     q = queries(a.src)
     now = int(time.time())
     res = {"queries": q, "cases": []}
-    cases = [("claim, nothing due (now)", "claim", [100, now]),
-             ("claim, many due (LIMIT 100)", "claim", [100, a.at]),
-             ("next deadline (every loop turn)", "next_deadline", []),
+    # The claim's $2 is the instant claim_ahead_ms from now, $3 now; the
+    # next-deadline query's $1 is claim_ahead_ms (50, the default).
+    cases = [("claim, nothing due (now)", "claim", [100, now, now]),
+             ("claim, many due (LIMIT 100)", "claim", [100, a.at, a.at]),
+             ("next deadline (every loop turn)", "next_deadline", [50]),
              ("deleted-schedule sweep (every heartbeat)", "prune_deleted", [])]
     for label, name, params in cases:
         for mode in ("custom", "generic"):
             if mode == "generic" and not params:
                 continue
-            types = {"claim": "(bigint, double precision)"}.get(name, "")
+            types = {"claim": "(bigint, double precision, double precision)",
+                     "next_deadline": "(bigint)"}.get(name, "")
             args = "(%s)" % ", ".join(str(x) for x in params) if params else ""
             sql = ("BEGIN; SET LOCAL plan_cache_mode = force_%s_plan; PREPARE q%s AS %s; "
                    "EXPLAIN (ANALYZE, BUFFERS) EXECUTE q%s; ROLLBACK"

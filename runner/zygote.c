@@ -272,6 +272,12 @@ zygote_spawn(const struct run_spec *spec, int result_wr)
 		errno = rep.err;
 		log_warn("runner helper %d could not start run %s", (int)zy.pid,
 		    spec->run_id != NULL ? spec->run_id : "?");
+		/* It cannot read what this supervisor writes: another version.
+		 */
+		if (rep.err == EINVAL)
+			zygote_drop("refuses the runs (a cronvisor-runner of "
+			            "another version? restart cronvisord)",
+			    1, ZYGOTE_WEDGED_MS);
 		close(go[1]);
 		return -1;
 	}
