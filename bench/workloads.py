@@ -401,13 +401,26 @@ class Postgres:
 
 def cronvisor_insert(pg, wl, stamp):
     # exact microseconds: epoch + k microseconds (no float rounding)
-    pg.sql("BEGIN; INSERT INTO schedules (name, owner, kind, at, next_run_at, next_slot_at, target) "
+    sql = ("BEGIN; INSERT INTO schedules (name, owner, kind, at, next_run_at, next_slot_at, target) "
            "SELECT '%s' || g, 'bench', 'once', t, t, t, "
            "jsonb_build_object('type', 'exec', 'argv', jsonb_build_array('%s', '%s', '%s' || g)) "
            "FROM generate_series(0, %d) g, "
            "LATERAL (SELECT timestamptz 'epoch' + (%d + g * %d) * interval '1 microsecond' AS t) x; "
            "NOTIFY cronvisor_wake; COMMIT"
            % (wl.prefix, stamp, wl.file, wl.prefix, wl.n - 1, wl.due, wl.step))
+    # A schedule's id8 (the first 8 hex digits of its random id) is
+    # unique; among a million schedules 1,000 new ones meet one of theirs
+    # one time in four (the API retries such a create itself).  The whole
+    # insert is tried again (psql's error is on stderr): nothing of a
+    # failed one stays, and any other error fails five times.
+    for attempt in range(5):
+        try:
+            pg.sql(sql)
+            return
+        except subprocess.CalledProcessError:
+            if attempt == 4:
+                raise
+            log("cronvisor: insert of the %s jobs failed; again" % wl.kind)
 
 
 class Database:
