@@ -46,11 +46,12 @@ spawn_runner(const struct run_spec *spec, int *result_fd)
 
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;
-#ifndef CV_TESTING /* the test build's faults are in this file's child */
-	if ((pid = zygote_spawn(spec, p[1])) > 0)
-		goto started;
+#ifdef CV_TESTING /* the test build's faults are in this file's child */
+	pid = -1;
+#else
+	pid = zygote_spawn(spec, p[1]); /* -1: fork here */
 #endif
-	if ((pid = fork()) == -1) {
+	if (pid == -1 && (pid = fork()) == -1) {
 		saved = errno;
 		close(p[0]);
 		close(p[1]);
@@ -61,9 +62,6 @@ spawn_runner(const struct run_spec *spec, int *result_fd)
 		close(p[0]);
 		child_main(spec, p[1], parent);
 	}
-#ifndef CV_TESTING
-started:
-#endif
 	close(p[1]);
 	if (fcntl(p[0], F_SETFL, O_NONBLOCK) == -1)
 		log_warn("result pipe of runner %d: O_NONBLOCK", (int)pid);

@@ -225,7 +225,7 @@ target_await(int64_t not_before_us)
 			at.tv_sec = (time_t)(not_before_us / 1000000);
 			at.tv_nsec = (long)(not_before_us % 1000000) * 1000;
 			while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME,
-			           &at, NULL) != 0)
+			           &at, NULL) == EINTR)
 				;
 		}
 	}
