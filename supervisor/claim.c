@@ -90,27 +90,32 @@
 	"updated_at = now() WHERE id = $1"
 
 /*
- * INSERT_RUN_SQL of a slot run and UPDATE_SQL of its schedule in one round
- * trip, for the common claim of one slot (fire_one()): the counters move
- * by the rows inserted (none: the slot was claimed before).  $1 run id, $2
- * schedule, $3 repeat (= slot_seq before), $4 slot, $5 lease, $6 start
- * (µs, NULL: now), $7 and $8 next_run_at and next_slot_at, $9 anchor:
- * completion (both NULL once the run is in flight).  Returns the rows
- * inserted.
+ * INSERT_RUN_SQL of a slot run and UPDATE_SQL of its schedule, for the
+ * common claim of one slot (fire_one()), for every such schedule of the
+ * claim in one statement: $1 the lease, $2 a JSON array of rows: the run
+ * id, the schedule, the repeat (= slot_seq before), the slot, the start
+ * (µs, null: now), the next_run_at and next_slot_at after it, anchor:
+ * completion (both NULL once the run is in flight).  The counters move by
+ * the rows inserted (none: the slot was claimed before).  Returns the
+ * ids of the runs inserted.
  */
-#define FIRE_ONE_SQL                                                            \
-	"WITH ins AS (INSERT INTO runs (id, schedule_id, repeat_number, "       \
-	"attempt, slot_at, status, supervisor_id, started_at) VALUES ($1, $2, " \
-	"$3::bigint, 0, to_timestamp($4::float8), 'running', $5::bigint, "      \
-	"greatest(now(), to_timestamp($6::float8 / 1e6))) ON CONFLICT DO "      \
-	"NOTHING RETURNING id), n AS (SELECT count(*)::int AS n FROM ins) "     \
-	"UPDATE schedules SET next_run_at = CASE WHEN n.n > 0 AND "             \
-	"$9::boolean THEN NULL ELSE to_timestamp($7::float8) END, "             \
-	"next_slot_at = CASE WHEN n.n > 0 AND $9::boolean THEN NULL ELSE "      \
-	"to_timestamp($8::float8) END, slot_seq = $3::bigint + n.n, "           \
-	"running = running + n.n, retry_pending = false, last_run_at = CASE "   \
-	"WHEN n.n > 0 THEN now() ELSE last_run_at END, updated_at = now() "     \
-	"FROM n WHERE id = $2 RETURNING n.n"
+#define FIRES_SQL                                                               \
+	"WITH v AS (SELECT * FROM json_to_recordset($2::json) AS v(id text, "   \
+	"sid uuid, rep bigint, slot bigint, start bigint, next_run bigint, "    \
+	"next_slot bigint, anchor boolean)), ins AS (INSERT INTO runs (id, "    \
+	"schedule_id, repeat_number, attempt, slot_at, status, supervisor_id, " \
+	"started_at) SELECT id, sid, rep, 0, to_timestamp(slot), 'running', "   \
+	"$1::bigint, greatest(now(), to_timestamp(start::float8 / 1e6)) "       \
+	"FROM v ON CONFLICT DO NOTHING RETURNING id, schedule_id), "            \
+	"up AS (UPDATE schedules SET next_run_at = CASE WHEN ins.id IS NOT "    \
+	"NULL AND v.anchor THEN NULL ELSE to_timestamp(v.next_run) END, "       \
+	"next_slot_at = CASE WHEN ins.id IS NOT NULL AND v.anchor THEN NULL "   \
+	"ELSE to_timestamp(v.next_slot) END, slot_seq = v.rep + "               \
+	"(ins.id IS NOT NULL)::int, running = running + "                       \
+	"(ins.id IS NOT NULL)::int, retry_pending = false, last_run_at = "      \
+	"CASE WHEN ins.id IS NOT NULL THEN now() ELSE last_run_at END, "        \
+	"updated_at = now() FROM v LEFT JOIN ins ON ins.schedule_id = v.sid "   \
+	"WHERE schedules.id = v.sid) SELECT id FROM ins"
 
 static const char *const catch_up_names[] = {"latest", "all", "none"};
 
@@ -124,6 +129,9 @@ struct claim {
 	int limit;               /* runs this claim may start at most */
 	struct job *jobs;        /* runs to start, newest first */
 	int njobs;               /* entries in jobs */
+	json_t *fires;           /* FIRES_SQL rows not yet written */
+	struct job **fired;      /* their jobs, in jobs already */
+	int nfired;              /* entries in fires and fired */
 	char *err;               /* the caller's message buffer */
 	size_t errlen;           /* its size */
 };
@@ -326,40 +334,90 @@ start_us(const struct sched *s, int64_t slot)
 
 /*
  * The common claim, one slot to fire and nothing in the way (no run in
- * flight, room left): its run and the schedule's next slot in one
- * statement, FIRE_ONE_SQL.  The same as fire() then update() below.
+ * flight, room left): its run and the schedule's next slot, the same as
+ * fire() then update() below, as a FIRES_SQL row written with the others
+ * by fire_all().  Its job is made now and dropped there if the slot was
+ * claimed before.
  */
 static int
 fire_one(struct claim *cl, struct sched *s, int64_t slot, int64_t start_us,
     int64_t next_run, int64_t next_slot)
 {
-	char id[RUN_ID_MAX], rep[24], at[24], lease[24], start[24], nr[24],
-	    ns[24];
-	const char *p[9] = {id, s->id, rep, at, lease,
-	    start_us > 0 ? start : NULL, param_time(next_run, nr, sizeof(nr)),
-	    param_time(next_slot, ns, sizeof(ns)),
-	    s->anchor_completion ? "true" : "false"};
-	struct db_rows *rows;
-	int r;
+	char id[RUN_ID_MAX];
+	struct job **v;
+	json_t *o;
 
 	if (run_id(id, sizeof(id), s->id, s->slot_seq, 0) == -1)
 		return log_errbuf(
 		    cl->err, cl->errlen, "schedule %s: bad id", s->id);
-	snprintf(rep, sizeof(rep), "%lld", (long long)s->slot_seq);
-	snprintf(at, sizeof(at), "%lld", (long long)slot);
-	snprintf(lease, sizeof(lease), "%lld", (long long)cl->sv_id);
-	snprintf(start, sizeof(start), "%lld", (long long)start_us);
-	if ((rows = db_query(
-	         cl->db, FIRE_ONE_SQL, 9, p, cl->err, cl->errlen)) == NULL)
-		return -1;
-	r = db_rows_count(rows) > 0 &&
-	    strcmp(db_rows_value(rows, 0, 0), "1") == 0;
-	db_rows_free(rows);
-	if (r == 0)
-		return 0;
-	if (add_job(cl, s, id, slot, s->slot_seq, 0, 0, start_us) == -1)
-		return -1;
+	if ((cl->fires == NULL && (cl->fires = json_array()) == NULL) ||
+	    (v = realloc(cl->fired, (size_t)(cl->nfired + 1) * sizeof(*v))) ==
+	        NULL)
+		return log_errbuf(cl->err, cl->errlen, "out of memory");
+	cl->fired = v;
+	o = json_pack("{s:s, s:s, s:I, s:I, s:o, s:o, s:o, s:b}", "id", id,
+	    "sid", s->id, "rep", (json_int_t)s->slot_seq, "slot",
+	    (json_int_t)slot, "start", batch_int(start_us, start_us <= 0),
+	    "next_run", batch_int(next_run, next_run == CV_NEVER), "next_slot",
+	    batch_int(next_slot, next_slot == CV_NEVER), "anchor",
+	    s->anchor_completion);
+	if (o == NULL || json_array_append_new(cl->fires, o) == -1 ||
+	    add_job(cl, s, id, slot, s->slot_seq, 0, 0, start_us) == -1)
+		return log_errbuf(cl->err, cl->errlen, "out of memory");
+	cl->fired[cl->nfired++] = cl->jobs;
 	s->slot_seq++;
+	return 0;
+}
+
+/* Removes job j, made by this claim, from its list. */
+static void
+drop_job(struct claim *cl, struct job *j)
+{
+	struct job **pp = &cl->jobs;
+
+	while (*pp != NULL && *pp != j)
+		pp = &(*pp)->next;
+	if (*pp == NULL)
+		return;
+	*pp = j->next;
+	j->next = NULL;
+	job_free(j);
+	cl->njobs--;
+}
+
+/*
+ * Writes the claim's FIRES_SQL rows, and drops the jobs of the slots that
+ * were claimed before (no row inserted).  0, or -1 with err set.
+ */
+static int
+fire_all(struct claim *cl)
+{
+	char lease[24];
+	struct db_rows *rows;
+	int n;
+
+	if (cl->nfired == 0)
+		return 0;
+	snprintf(lease, sizeof(lease), "%lld", (long long)cl->sv_id);
+	rows = batch_query(
+	    cl->db, FIRES_SQL, lease, cl->fires, cl->err, cl->errlen);
+	cl->fires = NULL;
+	if (rows == NULL)
+		return -1;
+	n = db_rows_count(rows);
+	log_debug("%d runs claimed in one statement", n);
+	for (int i = 0; i < cl->nfired; i++) {
+		int k = 0;
+
+		while (k < n &&
+		    strcmp(db_rows_value(rows, k, 0), cl->fired[i]->run_id) !=
+		        0)
+			k++;
+		if (k == n)
+			drop_job(cl, cl->fired[i]);
+	}
+	db_rows_free(rows);
+	cl->nfired = 0;
 	return 0;
 }
 
@@ -618,6 +676,8 @@ claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 		sched_clear(&s);
 	}
 	db_rows_free(rows);
+	if (r != -1)
+		r = fire_all(cl);
 	return r == -1 ? -1 : n;
 }
 
@@ -675,10 +735,14 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	if (db_commit(db, err, errlen) == -1)
 		goto fail_nocommit;
 	*jobs = cl.jobs;
+	json_decref(cl.fires);
+	free(cl.fired);
 	return ntrig + nsched;
 fail:
 	db_rollback(db);
 fail_nocommit:
 	job_free_list(cl.jobs);
+	json_decref(cl.fires);
+	free(cl.fired);
 	return -1;
 }

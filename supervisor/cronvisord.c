@@ -228,12 +228,10 @@ finish_batch(void)
 	qsort(v, n, sizeof(*v), by_schedule);
 	if (db_begin(sv.db, err, sizeof(err)) == -1)
 		goto fail;
-	for (i = 0; i < n; i++)
-		if (finish_run_in(sv.db, sv.id, v[i], 0, err, sizeof(err)) ==
-		    -1) {
-			db_rollback(sv.db);
-			goto fail;
-		}
+	if (finish_runs_in(sv.db, sv.id, v, n, err, sizeof(err)) == -1) {
+		db_rollback(sv.db);
+		goto fail;
+	}
 	if (db_commit(sv.db, err, sizeof(err)) == -1)
 		goto fail;
 	for (i = 0; i < n; i++)

@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "cronvisor.h"
 #include "runner.h"
 
@@ -136,12 +138,19 @@ extern struct supervisor sv;
 /* cronvisord.c */
 void db_failed(const char *err);
 
+/* batch.c */
+json_t *batch_int(int64_t v, int null);
+struct db_rows *batch_query(struct db *db, const char *sql, const char *first,
+    json_t *rows, char *err, size_t errlen);
+
 /* claim.c: due schedules into runs. */
 int claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen);
 
 /* finish.c: a run's result and its schedule's next state. */
 int finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
+    char *err, size_t errlen);
+int finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
     char *err, size_t errlen);
 int finish_run(struct db *db, int64_t lease, const struct job *j, int bare,
     char *err, size_t errlen);

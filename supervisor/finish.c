@@ -42,6 +42,50 @@
 	"WITH r AS (" RUN_SQL ") SELECT " SCHED_COLUMNS " FROM schedules "     \
 	"WHERE id = (SELECT schedule_id FROM r) FOR UPDATE"
 
+/*
+ * RUN_SCHED_SQL for a batch of runs of distinct schedules, in one
+ * statement: $1 the lease, $2 a JSON array of the results (RUN_ROW).  The
+ * schedules' rows come back locked in id order (the order every batch
+ * locks them in), each with the id of its run after its columns; a run no
+ * longer ours has no row.
+ */
+#define RUNS_SQL                                                               \
+	"WITH v AS (SELECT * FROM json_to_recordset($2::json) AS v(id text, "  \
+	"status text, duration bigint, exit_code integer, signal integer, "    \
+	"http_status integer, cpu_user bigint, cpu_sys bigint, rss bigint, "   \
+	"output text, error text, pid integer, ended bigint)), r AS ("         \
+	"UPDATE runs SET status = v.status, finished_at = greatest("           \
+	"runs.started_at, coalesce(to_timestamp(v.ended::float8 / 1e6), "      \
+	"now())), duration_ms = v.duration, exit_code = v.exit_code, "         \
+	"signal = v.signal, http_status = v.http_status, "                     \
+	"cpu_user_ms = v.cpu_user, cpu_sys_ms = v.cpu_sys, "                   \
+	"max_rss_kb = v.rss, output = v.output, error = v.error, pid = v.pid " \
+	"FROM v WHERE runs.id = v.id AND runs.supervisor_id = $1 "             \
+	"AND runs.status = 'running' RETURNING runs.id AS run_id, "            \
+	"runs.schedule_id AS run_schedule) SELECT " SCHED_COLUMNS              \
+	", r.run_id "                                                          \
+	"FROM schedules JOIN r ON schedules.id = r.run_schedule "              \
+	"ORDER BY schedules.id FOR UPDATE OF schedules"
+
+/* STATE_SQL for a batch of schedules: $1 a JSON array (STATE_ROW). */
+#define STATES_SQL                                                             \
+	"UPDATE schedules SET status = v.status, current_repeat = v.repeat, "  \
+	"current_retry = v.retry, retry_pending = v.retry_pending, "           \
+	"retry_repeat = v.retry_repeat, next_slot_at = CASE WHEN v.slot_too "  \
+	"THEN now() + make_interval(secs => v.delay) "                         \
+	"ELSE to_timestamp(v.next_slot) END, next_run_at = CASE WHEN v.delay " \
+	"IS NULL THEN to_timestamp(v.next_run) ELSE now() + "                  \
+	"make_interval(secs => v.delay) END, "                                 \
+	"run_count = run_count + v.counts_run, "                               \
+	"error_count = error_count + v.counts_error, "                         \
+	"last_error = coalesce(v.error, last_error), "                         \
+	"running = greatest(running - 1, 0), updated_at = now() "              \
+	"FROM json_to_recordset($1::json) AS v(id uuid, status text, "         \
+	"repeat bigint, retry bigint, retry_pending boolean, "                 \
+	"retry_repeat bigint, next_slot bigint, next_run bigint, "             \
+	"counts_run bigint, counts_error bigint, error text, delay bigint, "   \
+	"slot_too boolean) WHERE schedules.id = v.id"
+
 #define STATE_SQL                                                               \
 	"UPDATE schedules SET status = $2, current_repeat = $3, "               \
 	"current_retry = $4, retry_pending = $5, retry_repeat = $6, "           \
@@ -140,43 +184,91 @@ output_text(const char *s, size_t len)
 	return out;
 }
 
+/* A result's columns, the values of RUN_SQL and of a RUNS_SQL row. */
+enum {
+	COL_DURATION,
+	COL_EXIT,
+	COL_SIGNAL,
+	COL_HTTP,
+	COL_CPU_USER,
+	COL_CPU_SYS,
+	COL_RSS,
+	COL_PID,
+	COL_ENDED,
+	NCOLS
+};
+static const char *const col_names[NCOLS] = {"duration", "exit_code", "signal",
+    "http_status", "cpu_user", "cpu_sys", "rss", "pid", "ended"};
+
+struct run_cols {
+	const char *status; /* the run's status */
+	int64_t v[NCOLS];   /* the numbers */
+	int set[NCOLS];     /* 0: NULL */
+	char *output;       /* made PostgreSQL text */
+	char *error;        /* the same; "" is NULL */
+};
+
 /*
- * The run row, and for a slot run the schedule's row into *sched (locked,
- * RUN_SCHED_SQL); returns 1 updated, 0 fenced out, -1 on error.  bare
- * leaves out the output and the error text: the retry after the database
- * refused them (nothing else in a result can be refused).
+ * The columns of job j's result; bare leaves out the output and the error
+ * text (the retry after the database refused them: nothing else in a
+ * result can be refused).  0, or -1 out of memory.
  */
 static int
-write_run(struct db *db, int64_t lease, const struct job *j, int bare,
-    struct db_rows **sched, char *err, size_t errlen)
+run_cols(struct run_cols *c, const struct job *j, int bare)
 {
 	const struct result *r = &j->res;
 	int ok = j->fs == FRAME_OK;
 	const char *msg =
 	    bare ? "the result's text could not be stored" : j->verdict.error;
-	char b[10][24], *out, *error;
+	const int64_t v[NCOLS] = {r->duration_us / 1000, r->exit_code,
+	    r->signal, r->http_status, r->cpu_user_us / 1000,
+	    r->cpu_sys_us / 1000, r->max_rss_kb, j->pid, j->ended_us};
+	const int set[NCOLS] = {ok, ok && r->exit_code >= 0,
+	    ok && r->signal > 0, ok && r->http_status >= 100, ok, ok, ok,
+	    j->pid > 0, j->ended_us > 0};
+
+	c->status = run_status_name(j->verdict.status);
+	memcpy(c->v, v, sizeof(v));
+	memcpy(c->set, set, sizeof(set));
+	c->output = output_text(ok && !bare && r->output ? r->output : "",
+	    ok && !bare ? r->output_len : 0);
+	c->error = output_text(msg, strlen(msg));
+	return c->output && c->error ? 0 : -1;
+}
+
+static void
+run_cols_clear(struct run_cols *c)
+{
+	free(c->output);
+	free(c->error);
+}
+
+/*
+ * The run row, and for a slot run the schedule's row into *sched (locked,
+ * RUN_SCHED_SQL); returns 1 updated, 0 fenced out, -1 on error.  bare
+ * as for run_cols().
+ */
+static int
+write_run(struct db *db, int64_t lease, const struct job *j, int bare,
+    struct db_rows **sched, char *err, size_t errlen)
+{
+	struct run_cols c;
+	char b[NCOLS + 1][24];
 	struct db_rows *rows = NULL;
 	int n = -1;
 
-	out = output_text(ok && !bare && r->output ? r->output : "",
-	    ok && !bare ? r->output_len : 0);
-	error = output_text(msg, strlen(msg));
-	if (out && error) {
-		const char *p[14] = {j->run_id, num(b[0], 24, lease),
-		    run_status_name(j->verdict.status),
-		    ok ? num(b[1], 24, r->duration_us / 1000) : NULL,
-		    ok && r->exit_code >= 0 ? num(b[2], 24, r->exit_code)
-		                            : NULL,
-		    ok && r->signal > 0 ? num(b[3], 24, r->signal) : NULL,
-		    ok && r->http_status >= 100 ? num(b[4], 24, r->http_status)
-		                                : NULL,
-		    ok ? num(b[5], 24, r->cpu_user_us / 1000) : NULL,
-		    ok ? num(b[6], 24, r->cpu_sys_us / 1000) : NULL,
-		    ok ? num(b[7], 24, r->max_rss_kb) : NULL, out,
-		    error[0] ? error : NULL,
-		    j->pid > 0 ? num(b[8], 24, j->pid) : NULL,
-		    j->ended_us > 0 ? num(b[9], 24, j->ended_us) : NULL};
+	if (run_cols(&c, j, bare) == 0) {
+		const char *p[14] = {
+		    j->run_id, num(b[NCOLS], 24, lease), c.status};
 
+		for (int i = 0; i < COL_PID; i++)
+			p[3 + i] = c.set[i] ? num(b[i], 24, c.v[i]) : NULL;
+		p[10] = c.output;
+		p[11] = c.error[0] ? c.error : NULL;
+		p[12] =
+		    c.set[COL_PID] ? num(b[COL_PID], 24, c.v[COL_PID]) : NULL;
+		p[13] = c.set[COL_ENDED] ? num(b[COL_ENDED], 24, c.v[COL_ENDED])
+		                         : NULL;
 		if ((rows = db_query(db, j->triggered ? RUN_SQL : RUN_SCHED_SQL,
 		         14, p, err, errlen)) != NULL)
 			n = db_rows_count(rows) > 0;
@@ -187,9 +279,32 @@ write_run(struct db *db, int64_t lease, const struct job *j, int bare,
 		*sched = rows;
 	else
 		db_rows_free(rows);
-	free(out);
-	free(error);
+	run_cols_clear(&c);
 	return n;
+}
+
+/* Job j's result as a RUNS_SQL row; NULL out of memory. */
+static json_t *
+run_row(const struct job *j)
+{
+	struct run_cols c;
+	json_t *o = NULL;
+
+	if (run_cols(&c, j, 0) == 0 &&
+	    (o = json_pack("{s:s, s:s, s:s, s:s*}", "id", j->run_id, "status",
+	         c.status, "output", c.output, "error",
+	         c.error[0] ? c.error : NULL)) != NULL) {
+		for (int i = 0; i < NCOLS; i++)
+			if (json_object_set_new(o, col_names[i],
+			        c.set[i] ? json_integer(c.v[i])
+			                 : json_null()) == -1) {
+				json_decref(o);
+				o = NULL;
+				break;
+			}
+	}
+	run_cols_clear(&c);
+	return o;
 }
 
 /* The first slot after the run's: where a finished retry chain resumes. */
@@ -312,6 +427,28 @@ write_state(struct db *db, const struct sched *s, const struct next_state *ns,
 }
 
 /*
+ * The schedule's new state as a STATES_SQL row, appended to states; 0, or
+ * -1 (out of memory, or an error text that is not UTF-8: the caller
+ * writes it with STATE_SQL, which reports what is wrong with it).
+ */
+static int
+state_row(json_t *states, const struct sched *s, const struct next_state *ns)
+{
+	json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:b, s:I, s:o, s:o, s:I, "
+	                      "s:I, s:s*, s:o, s:b}",
+	    "id", s->id, "status", ns->status, "repeat", (json_int_t)ns->repeat,
+	    "retry", (json_int_t)ns->retry, "retry_pending", ns->retry_pending,
+	    "retry_repeat", (json_int_t)ns->retry_repeat, "next_slot",
+	    batch_int(ns->next_slot, ns->next_slot == CV_NEVER), "next_run",
+	    batch_int(ns->next_run, ns->next_run == CV_NEVER), "counts_run",
+	    (json_int_t)ns->counts_run, "counts_error",
+	    (json_int_t)ns->counts_error, "error", ns->error, "delay",
+	    batch_int(ns->delay, ns->delay < 0), "slot_too", ns->slot_too);
+
+	return o == NULL ? -1 : json_array_append_new(states, o);
+}
+
+/*
  * Updates schedule id, no longer active or with a row that cannot be read,
  * for the end of run j: counters only.
  */
@@ -373,27 +510,28 @@ end_triggered(struct db *db, const char *schedule_id, const struct job *j,
 
 /*
  * The schedule half of finish_run() for a slot run, inside its
- * transaction; rows is its row, locked (freed here).
+ * transaction; row `row` of rows is its row, locked.  With states, the
+ * common case (an active schedule, a first attempt) is appended there as
+ * a STATES_SQL row instead of written.
  */
 static int
 move_schedule(struct db *db, const char *schedule_id, const struct job *j,
-    struct db_rows *rows, char *err, size_t errlen)
+    const struct db_rows *rows, int row, json_t *states, char *err,
+    size_t errlen)
 {
 	struct next_state ns;
 	struct sched s;
 	char why[CV_ERRLEN];
 	int r = 0;
 
-	if (sched_load(rows, 0, &s, why, sizeof(why)) == -1) {
+	if (sched_load(rows, row, &s, why, sizeof(why)) == -1) {
 		/* Still one run in flight fewer, or it could never go. */
 		log_warnx(
 		    "run %s: schedule %s: %s", j->run_id, schedule_id, why);
-		db_rows_free(rows);
 		if (write_counts(db, schedule_id, j, err, errlen) == -1)
 			return -1;
 		return drop_if_idle(db, schedule_id, j, err, errlen);
 	}
-	db_rows_free(rows);
 	if (!s.active) {
 		r = write_counts(db, s.id, j, err, errlen);
 		if (r == 0 && s.deleted)
@@ -404,11 +542,22 @@ move_schedule(struct db *db, const char *schedule_id, const struct job *j,
 		if (j->attempt == 0 ||
 		    (r = last_recorded(db, s.id, &last, err, errlen)) == 0) {
 			decide(&s, j, last, &ns);
-			r = write_state(db, &s, &ns, err, errlen);
+			if (states == NULL || j->attempt > 0 ||
+			    state_row(states, &s, &ns) == -1)
+				r = write_state(db, &s, &ns, err, errlen);
 		}
 	}
 	sched_clear(&s);
 	return r;
+}
+
+/* A result refused by the fencing token. */
+static void
+lease_lost(const struct job *j)
+{
+	log_warnx("run %s: no longer ours (lease lost); its result (%s) "
+	          "changes nothing",
+	    j->run_id, run_status_name(j->verdict.status));
 }
 
 /*
@@ -429,14 +578,14 @@ finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
 
 	if ((r = write_run(db, lease, j, bare, &rows, err, errlen)) <= 0) {
 		if (r == 0)
-			log_warnx("run %s: no longer ours (lease lost); its "
-			          "result (%s) changes nothing",
-			    j->run_id, run_status_name(j->verdict.status));
+			lease_lost(j);
 		return r;
 	}
 	snprintf(sid, sizeof(sid), "%s", j->schedule_id);
-	r = j->triggered ? end_triggered(db, sid, j, err, errlen)
-	                 : move_schedule(db, sid, j, rows, err, errlen);
+	r = j->triggered
+	    ? end_triggered(db, sid, j, err, errlen)
+	    : move_schedule(db, sid, j, rows, 0, NULL, err, errlen);
+	db_rows_free(rows);
 	return r == -1 ? -1 : 1;
 }
 
@@ -456,4 +605,112 @@ finish_run(struct db *db, int64_t lease, const struct job *j, int bare,
 		return -1;
 	}
 	return db_commit(db, err, errlen);
+}
+
+/*
+ * The slot runs of batch v that can go in RUNS_SQL and STATES_SQL: those
+ * whose schedule has no other run in v (the second run of a schedule is
+ * decided from the state the first one left).  Marks them 1 in one[].
+ */
+static json_t *
+batch_rows(struct job *const *v, size_t n, char *one)
+{
+	json_t *arr = json_array(), *o;
+
+	for (size_t i = 0; arr != NULL && i < n; i++) {
+		one[i] = !v[i]->triggered &&
+		    (i == 0 ||
+		        strcmp(v[i - 1]->schedule_id, v[i]->schedule_id) !=
+		            0) &&
+		    (i + 1 == n ||
+		        strcmp(v[i + 1]->schedule_id, v[i]->schedule_id) !=
+		            0) &&
+		    (o = run_row(v[i])) != NULL;
+		if (one[i] && json_array_append_new(arr, o) == -1) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	return arr;
+}
+
+/* The index of run id's job in v, or n. */
+static size_t
+batch_job(struct job *const *v, size_t n, const char *id)
+{
+	size_t i = 0;
+
+	while (i < n && strcmp(v[i]->run_id, id) != 0)
+		i++;
+	return i;
+}
+
+/*
+ * finish_run_in() for every job of v (n of them, in schedule id order),
+ * inside the caller's transaction: the slot runs of distinct schedules in
+ * two statements whatever their number (RUNS_SQL, then STATES_SQL for
+ * the schedules that simply move on), the rest one by one.  A burst ends
+ * hundreds of runs per turn; a statement or two each made the loop, and
+ * PostgreSQL, the bottleneck.  Returns 0, or -1 with err set: the caller
+ * rolls back.
+ */
+int
+finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
+    char *err, size_t errlen)
+{
+	char *one = calloc(n ? n : 1, 1), lease_s[24];
+	json_t *arr = NULL, *states = NULL;
+	struct db_rows *rows = NULL;
+	int r = -1, nrows, cols;
+	size_t nbatch;
+
+	if (one == NULL || (arr = batch_rows(v, n, one)) == NULL ||
+	    (states = json_array()) == NULL) {
+		log_errbuf(err, errlen, "out of memory");
+		goto out;
+	}
+	if ((nbatch = json_array_size(arr)) > 0) {
+		rows = batch_query(
+		    db, RUNS_SQL, num(lease_s, 24, lease), arr, err, errlen);
+		arr = NULL;
+		if (rows == NULL)
+			goto out;
+		nrows = db_rows_count(rows);
+		cols = db_rows_columns(rows);
+		log_debug("%zu results in one statement", nbatch);
+		for (int i = 0; i < nrows; i++) {
+			size_t k =
+			    batch_job(v, n, db_rows_value(rows, i, cols - 1));
+
+			if (k == n) /* cannot be: RUNS_SQL had its id */
+				continue;
+			one[k] = 2; /* written */
+			if (move_schedule(db, v[k]->schedule_id, v[k], rows, i,
+			        states, err, errlen) == -1)
+				goto out;
+		}
+		if (json_array_size(states) > 0) {
+			struct db_rows *done = batch_query(
+			    db, STATES_SQL, NULL, states, err, errlen);
+
+			states = NULL;
+			if (done == NULL)
+				goto out;
+			db_rows_free(done);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (one[i] == 1) /* in RUNS_SQL, no row: not ours */
+			lease_lost(v[i]);
+		else if (!one[i] &&
+		    finish_run_in(db, lease, v[i], 0, err, errlen) == -1)
+			goto out;
+	}
+	r = 0;
+out:
+	json_decref(arr);
+	json_decref(states);
+	db_rows_free(rows);
+	free(one);
+	return r;
 }

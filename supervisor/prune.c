@@ -9,28 +9,41 @@
  * should the transaction recording their last run not have done it.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cronvisord.h"
 
 #define PRUNE_MAX   1024 /* schedules remembered between two prunes */
 #define PRUNE_BATCH 1000 /* rows deleted per schedule per prune */
+#define CV_STR2(x)  #x
+#define CV_STR(x)   CV_STR2(x)
 
+/*
+ * Every noted schedule ($1, a JSON array of ids) in one statement: up to
+ * PRUNE_BATCH finished runs of each, older than its newest history_limit
+ * runs.  Returns the schedules that had that many to delete (more may be
+ * left for the next heartbeat).
+ */
 #define PRUNE_SQL                                                              \
-	"DELETE FROM runs WHERE id IN (SELECT id FROM runs "                   \
-	"WHERE schedule_id = $1 AND status <> 'running' AND "                  \
-	"(created_at, id) <= (SELECT created_at, id FROM runs "                \
-	"WHERE schedule_id = $1 ORDER BY created_at DESC, id DESC "            \
-	"OFFSET (SELECT history_limit FROM schedules WHERE id = $1) LIMIT 1) " \
-	"LIMIT " CV_STR(PRUNE_BATCH) ")"
+	"WITH n AS (SELECT DISTINCT value::uuid AS sid FROM "                  \
+	"json_array_elements_text($1::json)), gone AS (DELETE FROM runs "      \
+	"WHERE id IN (SELECT x.id FROM n JOIN schedules s ON s.id = n.sid "    \
+	"CROSS JOIN LATERAL (SELECT created_at, id FROM runs "                 \
+	"WHERE schedule_id = n.sid ORDER BY created_at DESC, id DESC "         \
+	"OFFSET s.history_limit LIMIT 1) e CROSS JOIN LATERAL (SELECT r.id "   \
+	"FROM runs r WHERE r.schedule_id = n.sid AND r.status <> 'running' "   \
+	"AND (r.created_at, r.id) <= (e.created_at, e.id) "                    \
+	"LIMIT " CV_STR(                                                       \
+	    PRUNE_BATCH) ") x) RETURNING schedule_id) "                        \
+	                 "SELECT schedule_id FROM gone GROUP BY schedule_id "  \
+	                 "HAVING count(*) >= " CV_STR(PRUNE_BATCH)
 /*
  * READ COMMITTED re-checks the condition on a row a concurrent transaction
  * changed, so a schedule whose run a claim just started is not deleted.
  */
 #define PRUNE_DELETED_SQL                                                      \
 	"DELETE FROM schedules WHERE deleted_at IS NOT NULL AND running = 0"
-#define CV_STR2(x) #x
-#define CV_STR(x)  CV_STR2(x)
 
 static char noted[PRUNE_MAX][40];
 static int nnoted;
@@ -48,27 +61,41 @@ prune_note(const char *id)
 
 /*
  * Deletes, for each noted schedule, up to PRUNE_BATCH of its finished runs
- * beyond its history_limit, and forgets the schedule once it is within
- * its limit.  Returns 0, or -1 with err set (the rest stays noted).
+ * beyond its history_limit, all in one statement (a burst notes hundreds
+ * of schedules, and a statement each would hold the loop up), and
+ * forgets the schedules now within their limit.  Returns 0, or -1 with
+ * err set (they all stay noted).
  */
 int
 prune_run(struct db *db, char *err, size_t errlen)
 {
-	int kept = 0, n;
+	json_t *ids;
+	struct db_rows *rows = NULL;
+	char *p[1] = {NULL};
+	int n;
 
-	for (int i = 0; i < nnoted; i++) {
-		const char *p[1] = {noted[i]};
-
-		if ((n = db_exec(db, PRUNE_SQL, 1, p, err, errlen)) == -1) {
-			memmove(noted[kept], noted[i],
-			    (size_t)(nnoted - i) * sizeof(noted[0]));
-			nnoted = kept + nnoted - i;
-			return -1;
-		}
-		if (n == PRUNE_BATCH) /* more to do next time */
-			memmove(noted[kept++], noted[i], sizeof(noted[0]));
-	}
-	nnoted = kept;
+	if (nnoted == 0)
+		return 0;
+	if ((ids = json_array()) == NULL)
+		return log_errbuf(err, errlen, "out of memory");
+	for (int i = 0; i < nnoted; i++)
+		json_array_append_new(ids, json_string(noted[i]));
+	if ((p[0] = json_dumps(ids, JSON_COMPACT)) == NULL)
+		log_errbuf(err, errlen, "out of memory");
+	else
+		rows =
+		    db_query(db, PRUNE_SQL, 1, (const char **)p, err, errlen);
+	json_decref(ids);
+	free(p[0]);
+	if (rows == NULL)
+		return -1;
+	/* What had PRUNE_BATCH rows to delete may have more: kept. */
+	nnoted = 0;
+	n = db_rows_count(rows);
+	for (int i = 0; i < n && nnoted < PRUNE_MAX; i++)
+		snprintf(noted[nnoted++], sizeof(noted[0]), "%s",
+		    db_rows_value(rows, i, 0));
+	db_rows_free(rows);
 	return 0;
 }
 

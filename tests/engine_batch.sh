@@ -1,0 +1,117 @@
+#!/bin/sh
+# engine_batch.sh: many runs claimed and finished together.  A claim writes
+# the runs of all its one-slot schedules in one statement, and a loop turn
+# writes the results of the runs that ended by then in one statement (and
+# the schedules' next states in one more); these checks make 54 schedules
+# due at the same instant, so that both happen with mixed outcomes, and
+# check every schedule's end state as one run at a time would leave it:
+#   20 once schedules whose output needs quoting (quote, backslash,
+#      newline) and cleaning (a byte that is not UTF-8): done, output kept;
+#   10 failing interval schedules with one fixed 1 s retry: the retry is
+#      due a second after the batch, then dead;
+#   10 interval schedules with `anchor: completion` and 2 repeats: done;
+#   12 more once schedules of `exit 0`;
+#    3 runs of one schedule in one batch (`catch_up: all`, `overlap:
+#      allow`, three missed slots): written one by one, counted three times;
+#    1 schedule whose slot has a run row already (written by hand): its
+#      claim inserts nothing, starts nothing, and moves it to its next slot.
+# Usage: engine_batch.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
+set -u
+prefix=engine_batch
+. "$(dirname "$0")/engine-lib.sh"
+
+q postgres "CREATE DATABASE $name" >/dev/null || exit 1
+"$ctl" db migrate --database "$url" >/dev/null || exit 1
+cat >"$work/conf" <<EOF
+database_url = "$url"
+supervisor_name = "batch-test"
+heartbeat_seconds = 1
+lease_seconds = 3
+log_level = "debug"
+EOF
+
+# What the quoted runs print: a"b\c, a newline, and the byte 0xff.
+cat >"$work/quoted.sh" <<'EOF'
+printf 'a"b\\c\n\377'
+EOF
+
+# All due at one instant, 3 s from now, in one transaction: the supervisor
+# starts before it and sees them all due together.
+marker="$work/before-ran"
+sql "BEGIN;
+CREATE TEMP TABLE t AS SELECT date_trunc('second', now()) + interval '3 s' AS at;
+INSERT INTO schedules (name, owner, kind, at, next_run_at, next_slot_at, target)
+	SELECT 'quoted-' || i, 'test', 'once', at, at, at,
+	'{\"type\":\"exec\",\"argv\":[\"/bin/sh\",\"$work/quoted.sh\"]}'::jsonb
+	FROM t, generate_series(1, 20) i;
+INSERT INTO schedules (name, owner, kind, interval_seconds, max_retries, backoff,
+	retry_delay_seconds, next_run_at, next_slot_at, target)
+	SELECT 'failing-' || i, 'test', 'interval', 3600, 1, 'fixed', 1, at, at,
+	'$(exec_target "exit 3")'::jsonb FROM t, generate_series(1, 10) i;
+INSERT INTO schedules (name, owner, kind, interval_seconds, anchor, total_repeats,
+	next_run_at, next_slot_at, target)
+	SELECT 'anchor-' || i, 'test', 'interval', 1, 'completion', 2, at, at,
+	'{\"type\":\"exec\",\"argv\":[\"/bin/true\"]}'::jsonb FROM t, generate_series(1, 10) i;
+INSERT INTO schedules (name, owner, kind, at, next_run_at, next_slot_at, target)
+	SELECT 'plain-' || i, 'test', 'once', at, at, at,
+	'$(exec_target "exit 0")'::jsonb FROM t, generate_series(1, 12) i;
+INSERT INTO schedules (name, owner, kind, interval_seconds, catch_up, overlap,
+	next_run_at, next_slot_at, target)
+	SELECT 'three', 'test', 'interval', 3600, 'all', 'allow', at,
+	at - interval '7201 s', '{\"type\":\"exec\",\"argv\":[\"/bin/true\"]}'::jsonb FROM t;
+INSERT INTO schedules (name, owner, kind, interval_seconds, next_run_at, next_slot_at, target)
+	SELECT 'before', 'test', 'interval', 3600, at, at,
+	'$(exec_target "touch $marker")'::jsonb FROM t;
+INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at, status, finished_at)
+	SELECT 'sched-' || id8 || '-by-hand', id, 0, 0, next_slot_at, 'succeeded', now()
+	FROM schedules WHERE name = 'before';
+COMMIT" >/dev/null || exit 1
+ok created "$(sql "SELECT count(*) FROM schedules")" 54
+
+start
+wait_for 30 "SELECT count(*) = 52 FROM schedules WHERE status IN ('done', 'dead')" ||
+	echo "timed out: $(sql "SELECT status, count(*) FROM schedules GROUP BY 1")"
+wait_for 10 "SELECT running = 0 AND run_count = 3 FROM schedules WHERE name = 'three'"
+
+ok quoted "$(sql "SELECT count(*) FILTER (WHERE s.status = 'done' AND r.status = 'succeeded'
+	AND r.output = E'a\"b\\\\c\\n?'), count(*) FROM schedules s JOIN runs r ON r.schedule_id = s.id
+	WHERE s.name LIKE 'quoted-%'")" "20|20"
+ok failing "$(sql "SELECT count(*) FILTER (WHERE status = 'dead' AND current_retry = 2
+	AND error_count = 2 AND last_error = 'exited with status 3' AND running = 0
+	AND next_run_at IS NULL), count(*) FROM schedules WHERE name LIKE 'failing-%'")" "10|10"
+ok failing-runs "$(sql "SELECT string_agg(DISTINCT x, ',') FROM (SELECT string_agg(r.attempt
+	|| ':' || r.status || ':' || r.exit_code, ',' ORDER BY r.attempt) AS x FROM runs r
+	JOIN schedules s ON s.id = r.schedule_id WHERE s.name LIKE 'failing-%' GROUP BY s.id) y")" \
+	"0:failed:3,1:failed:3"
+# The retry waits its delay from the failure, not from the batch's start.
+ok failing-delay "$(sql "SELECT bool_and(b.started_at >= a.finished_at + interval '0.95 s')
+	FROM runs a JOIN runs b ON b.schedule_id = a.schedule_id AND b.attempt = 1
+	JOIN schedules s ON s.id = a.schedule_id WHERE a.attempt = 0 AND s.name LIKE 'failing-%'")" "t"
+ok anchor "$(sql "SELECT count(*) FILTER (WHERE status = 'done' AND run_count = 2
+	AND current_repeat = 2 AND running = 0), count(*) FROM schedules WHERE name LIKE 'anchor-%'")" "10|10"
+# anchor: completion: the second run starts an interval after the first ended.
+ok anchor-gap "$(sql "SELECT bool_and(b.started_at >= a.finished_at + interval '0.95 s')
+	FROM runs a JOIN runs b ON b.schedule_id = a.schedule_id AND b.repeat_number = 1
+	JOIN schedules s ON s.id = a.schedule_id WHERE a.repeat_number = 0 AND s.name LIKE 'anchor-%'")" "t"
+ok plain "$(sql "SELECT count(*) FILTER (WHERE s.status = 'done' AND s.run_count = 1
+	AND r.status = 'succeeded' AND r.exit_code = 0), count(*)
+	FROM schedules s JOIN runs r ON r.schedule_id = s.id WHERE s.name LIKE 'plain-%'")" "12|12"
+ok three "$(sql "SELECT s.status || ':' || s.run_count || ':' || s.running || ':' || s.slot_seq
+	|| ':' || (s.next_slot_at = t0.at + interval '3599 s') || ':' || string_agg(r.status, ',')
+	FROM schedules s JOIN runs r ON r.schedule_id = s.id,
+	(SELECT min(slot_at) + interval '7201 s' AS at FROM runs r2 JOIN schedules s2
+	 ON s2.id = r2.schedule_id WHERE s2.name = 'three') t0
+	WHERE s.name = 'three' GROUP BY s.id, t0.at")" "active:3:0:3:true:succeeded,succeeded,succeeded"
+ok before "$(sql "SELECT s.status || ':' || s.running || ':' || s.slot_seq || ':' || s.run_count
+	|| ':' || (s.next_slot_at - r.slot_at = interval '3600 s') || ':' || count(*) OVER ()
+	FROM schedules s JOIN runs r ON r.schedule_id = s.id WHERE s.name = 'before'")" "active:0:0:0:true:1"
+ok before-not-run "$(test -e "$marker" && echo ran || echo "not run")" "not run"
+
+# Both batch paths were taken, with more than one row each.
+ok claimed-together "$(grep -Eo '[0-9]+ runs claimed in one statement' "$work/cvd.log" |
+	awk '$1 >= 10 { n++ } END { print (n > 0) }')" 1
+ok finished-together "$(grep -Eo '[0-9]+ results in one statement' "$work/cvd.log" |
+	awk '$1 >= 10 { n++ } END { print (n > 0) }')" 1
+ok no-db-errors "$(grep -c 'database:' "$work/cvd.log")" 0
+
+summary engine_batch
