@@ -73,12 +73,22 @@ struct run_spec {
 };
 
 /* spawn.c: the supervisor's side. */
+#define SPAWN_MAX 32 /* runs spawn_runners() starts at once */
 int spawn_init(void);
 pid_t spawn_runner(const struct run_spec *spec, int *result_fd);
+void spawn_runners(const struct run_spec *const *specs, int n, pid_t *pids,
+    int *result_fds, int *errs);
 
 /* zygote.c: the runner helper, which forks the runners of exec runs. */
+struct zygote_sent {        /* a run asked of the helper, its answer not read */
+	int go;             /* the runner's go pipe, -1: not sent */
+	unsigned gen;       /* the helper it went to */
+	const char *run_id; /* for the log */
+};
 int zygote_start(void);
-pid_t zygote_spawn(const struct run_spec *spec, int result_wr);
+int zygote_send(
+    const struct run_spec *spec, int result_wr, struct zygote_sent *z);
+pid_t zygote_collect(struct zygote_sent *z);
 int zygote_reaped(pid_t pid, int wstatus);
 void zygote_stop(void);
 int zygote_serve(void);

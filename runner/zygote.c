@@ -61,6 +61,7 @@ static struct {
 	pid_t old[ZYGOTE_OLD]; /* helpers dropped, for zygote_reaped() */
 	int missing;           /* 1: not found, and said so */
 	char path[PATH_MAX];   /* the helper's executable, "" if none */
+	unsigned gen;          /* how many helpers were dropped */
 } zy = {.fd = -1};
 
 static int64_t
@@ -126,6 +127,7 @@ zygote_drop(const char *why, int alive, int64_t retry_ms)
 		close(zy.fd);
 	zy.fd = -1;
 	zy.pid = 0;
+	zy.gen++;
 	zy.retry_ms = zygote_now_ms() + retry_ms;
 }
 
@@ -205,9 +207,12 @@ zygote_msg(struct msghdr *msg, struct iovec *iov, void *buf, size_t len,
 }
 
 /*
- * Has the helper fork the runner of spec (an exec run), with result_wr as
- * its result pipe.  Returns the runner's pid (the supervisor's child), or
- * -1 if the caller is to fork it itself.
+ * Asks the helper to fork the runner of spec (an exec run), with
+ * result_wr as its result pipe, without waiting for its answer, which
+ * zygote_collect() reads: several runs can be asked for before the first
+ * answer is read, so that the helper forks them back to back instead of
+ * waiting for the supervisor between two.  Returns 0 with *z filled, or
+ * -1 (*z empty) if the caller is to fork the runner itself.
  *
  * The runner the helper forks waits for a byte on a "go" pipe before it
  * does anything, and the byte is written only once the helper's answer
@@ -215,22 +220,21 @@ zygote_msg(struct msghdr *msg, struct iovec *iov, void *buf, size_t len,
  * fork) the go pipe is closed unwritten and that runner, if there is one,
  * exits without running anything: only then may the caller fork another.
  */
-pid_t
-zygote_spawn(const struct run_spec *spec, int result_wr)
+int
+zygote_send(const struct run_spec *spec, int result_wr, struct zygote_sent *z)
 {
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(2 * sizeof(int))];
 	} ctl;
-	struct zygote_reply rep;
-	struct pollfd pfd;
 	struct msghdr msg;
 	struct iovec iov;
 	unsigned char *buf;
-	int go[2], fds[2], r;
+	int go[2], fds[2];
 	size_t len;
 	ssize_t n;
 
+	z->go = -1;
 	if (spec->target != RUN_TARGET_EXEC || zygote_start() == -1)
 		return -1;
 	if (spec_encode(spec, log_getlevel(), &buf, &len) == -1)
@@ -257,6 +261,33 @@ zygote_spawn(const struct run_spec *spec, int result_wr)
 		close(go[1]);
 		return -1;
 	}
+	z->go = go[1];
+	z->gen = zy.gen;
+	z->run_id = spec->run_id != NULL ? spec->run_id : "?";
+	return 0;
+}
+
+/*
+ * The helper's answer to the zygote_send() of *z, answers being read in
+ * the order of the sends.  Returns the runner's pid (the supervisor's
+ * child), or -1 if the caller is to fork the runner itself.
+ */
+pid_t
+zygote_collect(struct zygote_sent *z)
+{
+	struct zygote_reply rep;
+	struct pollfd pfd;
+	ssize_t n;
+	int r, go = z->go;
+
+	z->go = -1;
+	if (go == -1)
+		return -1;
+	/* Its helper was dropped since: that runner never gets its byte. */
+	if (z->gen != zy.gen || zy.fd == -1) {
+		close(go);
+		return -1;
+	}
 	pfd = (struct pollfd){.fd = zy.fd, .events = POLLIN};
 	while ((r = poll(&pfd, 1, ZYGOTE_REPLY_MS)) == -1 && errno == EINTR)
 		;
@@ -265,26 +296,25 @@ zygote_spawn(const struct run_spec *spec, int result_wr)
 		/* A helper that does not answer may never: not soon again. */
 		zygote_drop(r == 0 ? "no answer" : "gone", 1,
 		    r == 0 ? ZYGOTE_WEDGED_MS : ZYGOTE_RETRY_MS);
-		close(go[1]);
+		close(go);
 		return -1;
 	}
 	if (rep.pid <= 0) {
 		errno = rep.err;
 		log_warn("runner helper %d could not start run %s", (int)zy.pid,
-		    spec->run_id != NULL ? spec->run_id : "?");
+		    z->run_id);
 		/* It cannot read what this supervisor writes: another version.
 		 */
 		if (rep.err == EINVAL)
 			zygote_drop("refuses the runs (a cronvisor-runner of "
 			            "another version? restart cronvisord)",
 			    1, ZYGOTE_WEDGED_MS);
-		close(go[1]);
+		close(go);
 		return -1;
 	}
-	if (write(go[1], "g", 1) != 1)
-		log_warn("run %s: starting its runner",
-		    spec->run_id != NULL ? spec->run_id : "?");
-	close(go[1]);
+	if (write(go, "g", 1) != 1)
+		log_warn("run %s: starting its runner", z->run_id);
+	close(go);
 	return (pid_t)rep.pid;
 }
 
@@ -369,7 +399,7 @@ zygote_fds_of(struct msghdr *msg, int fd[2])
 }
 
 /*
- * The runner, just forked: waits for the supervisor's go (zygote_spawn())
+ * The runner, just forked: waits for the supervisor's go (zygote_collect())
  * and becomes the runner, or exits at once, having done nothing, if the
  * supervisor closed the go pipe without a byte.
  */

@@ -148,6 +148,25 @@ set:
 		fatal("timerfd_settime");
 }
 
+/* Moves the jobs of a claim to ours and starts their runners. */
+static void
+start_jobs(struct job *jobs)
+{
+	struct job *v[SPAWN_MAX], *j;
+	int n = 0;
+
+	while ((j = jobs) != NULL) {
+		jobs = j->next;
+		j->next = sv.jobs;
+		sv.jobs = j;
+		v[n++] = j;
+		if (n == SPAWN_MAX || jobs == NULL) {
+			job_start(v, n, sv.epfd, sv.cf.kill_grace_seconds);
+			n = 0;
+		}
+	}
+}
+
 /*
  * Claims trigger-now requests and due schedules while there is capacity,
  * and starts their runs; a claim that takes fewer rows than it may means
@@ -157,7 +176,7 @@ static void
 claim(void)
 {
 	char err[CV_ERRLEN];
-	struct job *jobs, *j;
+	struct job *jobs;
 	int room, limit, n;
 
 	sv.want_claim = 0;
@@ -169,12 +188,7 @@ claim(void)
 			db_failed(err);
 			return;
 		}
-		while ((j = jobs) != NULL) {
-			jobs = j->next;
-			j->next = sv.jobs;
-			sv.jobs = j;
-			job_start(j, sv.epfd, sv.cf.kill_grace_seconds);
-		}
+		start_jobs(jobs);
 		if (n < limit)
 			break;
 	}

@@ -161,7 +161,7 @@ int64_t job_now_ms(void);
 void job_state(struct job *j, enum job_state to);
 void job_free(struct job *j);
 void job_free_list(struct job *j);
-void job_start(struct job *j, int epfd, int64_t kill_grace);
+void job_start(struct job *const *v, int n, int epfd, int64_t kill_grace);
 void job_readable(struct job *j, int epfd);
 void job_reaped(struct job *j, int st);
 int64_t job_deadline(struct job *j, int64_t now_ms, int64_t kill_grace);

@@ -102,28 +102,24 @@ job_fail(
 }
 
 /*
- * Forks the runner of j and watches its result pipe with epfd.  A run
- * that cannot be prepared (a bad target) ends at once as failed and not
- * retryable; one whose runner cannot be forked ends as crashed.
+ * Job j's runner started as pid (err: the errno of a -1), its result
+ * pipe fd: watched with epfd from now on.  One that could not be forked
+ * ends as crashed.
  */
-void
-job_start(struct job *j, int epfd, int64_t kill_grace)
+static void
+job_started(
+    struct job *j, pid_t pid, int fd, int err, int epfd, int64_t kill_grace)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = j};
 	char msg[CV_ERRLEN];
 
-	result_reader_init(&j->rd);
-	result_init(&j->res);
-	if (j->spawn_error[0]) {
-		job_fail(j, RUN_FAILED, 0, j->spawn_error);
-		return;
-	}
-	if ((j->pid = spawn_runner(&j->spec, &j->fd)) == -1) {
+	if ((j->pid = pid) == -1) {
 		snprintf(msg, sizeof(msg), "cannot fork the runner: %s",
-		    strerror(errno));
+		    strerror(err));
 		job_fail(j, RUN_CRASHED, 1, msg);
 		return;
 	}
+	j->fd = fd;
 	/* The child has its own copy of what the spec pointed to. */
 	sched_spec_clear(&j->sb);
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, j->fd, &ev) == -1)
@@ -134,6 +130,41 @@ job_start(struct job *j, int epfd, int64_t kill_grace)
 	job_state(j, JOB_RUNNING);
 	log_debug("run %s schedule \"%s\": runner %d started", j->run_id,
 	    j->name, (int)j->pid);
+}
+
+/*
+ * Starts the runners of the n jobs of v and watches their result pipes
+ * with epfd, SPAWN_MAX at a time (spawn_runners()).  A run that cannot be
+ * prepared (a bad target) ends at once as failed and not retryable; one
+ * whose runner cannot be forked ends as crashed.
+ */
+void
+job_start(struct job *const *v, int n, int epfd, int64_t kill_grace)
+{
+	const struct run_spec *specs[SPAWN_MAX];
+	struct job *go[SPAWN_MAX];
+	int fds[SPAWN_MAX], errs[SPAWN_MAX], k = 0;
+	pid_t pids[SPAWN_MAX];
+
+	for (int i = 0; i < n; i++) {
+		struct job *j = v[i];
+
+		result_reader_init(&j->rd);
+		result_init(&j->res);
+		if (j->spawn_error[0]) {
+			job_fail(j, RUN_FAILED, 0, j->spawn_error);
+		} else {
+			specs[k] = &j->spec;
+			go[k++] = j;
+		}
+		if (k == SPAWN_MAX || (i == n - 1 && k > 0)) {
+			spawn_runners(specs, k, pids, fds, errs);
+			for (int m = 0; m < k; m++)
+				job_started(go[m], pids[m], fds[m], errs[m],
+				    epfd, kill_grace);
+			k = 0;
+		}
+	}
 }
 
 /* Decides the verdict once the runner is reaped and its pipe closed. */
