@@ -35,6 +35,26 @@
 #include "runner.h"
 
 /*
+ * 1 when every disposition is SIG_DFL already: in the runner helper, which
+ * set them so once at its start (zygote.c), and in the runners it forks,
+ * which spares each runner sixty-odd system calls.
+ */
+int child_signals_default;
+
+/* Sets every catchable signal's disposition back to SIG_DFL. */
+void
+child_signals_defaults(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL); /* fails for KILL, STOP */
+}
+
+/*
  * Sets every catchable signal back to SIG_DFL (handlers and SIG_IGN of the
  * supervisor must not survive: an ignored signal stays ignored across
  * execve) and makes the mask exactly the signals the runner reads through
@@ -45,14 +65,10 @@
 static int
 child_signals_reset(sigset_t *fdset)
 {
-	struct sigaction sa;
 	sigset_t mask;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	for (int sig = 1; sig < NSIG; sig++)
-		(void)sigaction(sig, &sa, NULL); /* fails for KILL, STOP */
+	if (!child_signals_default)
+		child_signals_defaults();
 	sigemptyset(fdset);
 	sigaddset(fdset, SIGALRM);
 	sigaddset(fdset, SIGCHLD);

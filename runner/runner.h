@@ -107,6 +107,8 @@ int child_signals(int sfd, int *alarm_seen, int *term, int *chld);
 extern void (*child_http)(const struct run_spec *, int, struct result *);
 int child_start(const struct run_spec *spec, int sfd, struct result *res);
 int64_t child_now_us(void);
+extern int child_signals_default;
+void child_signals_defaults(void);
 
 /*
  * A run with a start time: the runner sleeps until this many µs before

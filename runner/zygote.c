@@ -441,13 +441,22 @@ zygote_serve(void)
 	struct iovec iov;
 	unsigned char *buf;
 	int fd[2], nfd, e;
-	sigset_t none;
+	sigset_t block;
 	ssize_t n;
 
 	log_prefix("runner helper");
-	/* The supervisor's mask (its signals go to a signalfd) is not ours. */
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	/*
+	 * The supervisor's mask (its signals go to a signalfd) is not ours,
+	 * nor what it ignores (SIGPIPE), which execve() kept: every runner
+	 * forked from here starts with the default dispositions.  SIGPIPE is
+	 * blocked instead (a log line to a closed stderr fails, no more), and
+	 * a runner sets its own mask.
+	 */
+	sigemptyset(&block);
+	sigaddset(&block, SIGPIPE);
+	(void)sigprocmask(SIG_SETMASK, &block, NULL);
+	child_signals_defaults();
+	child_signals_default = 1;
 	if (fcntl(ZYGOTE_FD, F_SETFD, FD_CLOEXEC) == -1)
 		fatal(
 		    "descriptor %d is not the supervisor's socket", ZYGOTE_FD);

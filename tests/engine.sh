@@ -124,6 +124,18 @@ wide=$(add wide "kind, at, target" \
 wait_for 10 "SELECT status = 'done' FROM schedules WHERE id = '$wide'"
 ok helper-too-large "$(sql "SELECT status || ':' || output FROM runs WHERE schedule_id = '$wide'")" "succeeded:10"
 ok helper-too-large-refused "$(grep -c 'could not start run .*: Message too long' "$work/cvd.log")" "1"
+# A command starts with no signal blocked or ignored, whoever forked its
+# runner: the helper (which reset its dispositions once, at its start, so
+# that its runners need not) or the supervisor (which ignores SIGPIPE).
+clean=$(printf 'SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000')
+sigs=$(add sigs "kind, at, target" \
+	"'once', now(), '{\"type\":\"exec\",\"argv\":[\"/bin/grep\",\"-E\",\"^Sig(Blk|Ign)\",\"/proc/self/status\"]}'")
+sigwide=$(add sigwide "kind, at, target" \
+	"'once', now(), jsonb_build_object('type', 'exec', 'argv', jsonb_build_array('/bin/sh', '-c', 'grep -E \"^Sig(Blk|Ign)\" /proc/self/status') || (SELECT jsonb_agg(repeat('x', 100000)) FROM generate_series(1, 11)))")
+wait_for 10 "SELECT count(*) = 2 FROM schedules WHERE id IN ('$sigs', '$sigwide') AND status = 'done'"
+ok signals-helper "$(sql "SELECT output FROM runs WHERE schedule_id = '$sigs'")" "$clean"
+ok signals-forked "$(sql "SELECT output FROM runs WHERE schedule_id = '$sigwide'")" "$clean"
+ok signals-forked-by-supervisor "$(grep -c 'could not start run .*: Message too long' "$work/cvd.log")" "2"
 
 # overlap buffer_one: a slot due while the run runs waits for it
 buf=$(add buf "kind, interval_seconds, overlap, target" \
