@@ -251,12 +251,19 @@ zygote_send(const struct run_spec *spec, int result_wr, struct zygote_sent *z)
 	CMSG_FIRSTHDR(&msg)->cmsg_type = SCM_RIGHTS;
 	CMSG_FIRSTHDR(&msg)->cmsg_len = CMSG_LEN(sizeof(fds));
 	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&msg)), fds, sizeof(fds));
-	while ((n = sendmsg(zy.fd, &msg, MSG_NOSIGNAL)) == -1 && errno == EINTR)
+	/*
+	 * Not waiting: requests sent before their answers are read fill the
+	 * socket's buffer, and a wedged helper would then hold the
+	 * supervisor here, where no time limit applies.  A full buffer
+	 * (EAGAIN) leaves that run to the caller to fork.
+	 */
+	while ((n = sendmsg(zy.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) == -1 &&
+	    errno == EINTR)
 		;
 	free(buf);
 	close(go[0]);
 	if (n == -1) {
-		if (errno != EMSGSIZE && errno != ENOBUFS)
+		if (errno != EMSGSIZE && errno != ENOBUFS && errno != EAGAIN)
 			zygote_drop(strerror(errno), 1, ZYGOTE_RETRY_MS);
 		close(go[1]);
 		return -1;

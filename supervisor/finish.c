@@ -67,6 +67,11 @@
 	"FROM schedules JOIN r ON schedules.id = r.run_schedule "              \
 	"ORDER BY schedules.id FOR UPDATE OF schedules"
 
+/* The schedules of $1, a JSON array of ids, locked in id order. */
+#define LOCK_SQL                                                               \
+	"SELECT 1 FROM schedules WHERE id IN (SELECT value::uuid FROM "        \
+	"json_array_elements_text($1::json)) ORDER BY id FOR UPDATE"
+
 /* STATE_SQL for a batch of schedules: $1 a JSON array (STATE_ROW). */
 #define STATES_SQL                                                             \
 	"UPDATE schedules SET status = v.status, current_repeat = v.repeat, "  \
@@ -634,6 +639,29 @@ batch_rows(struct job *const *v, size_t n, char *one)
 	return arr;
 }
 
+/* Locks the schedules of the jobs of v in id order.  0, or -1. */
+static int
+lock_all(
+    struct db *db, struct job *const *v, size_t n, char *err, size_t errlen)
+{
+	json_t *ids = json_array();
+	struct db_rows *rows;
+
+	for (size_t i = 0; ids != NULL && i < n; i++)
+		if (json_array_append_new(
+		        ids, json_string(v[i]->schedule_id)) == -1) {
+			json_decref(ids);
+			ids = NULL;
+		}
+	if (ids == NULL)
+		return log_errbuf(err, errlen, "out of memory");
+	if ((rows = batch_query(db, LOCK_SQL, NULL, ids, err, errlen)) == NULL)
+		return -1;
+	log_debug("%d schedules locked first", db_rows_count(rows));
+	db_rows_free(rows);
+	return 0;
+}
+
 /* The index of run id's job in v, or n. */
 static size_t
 batch_job(struct job *const *v, size_t n, const char *id)
@@ -669,7 +697,16 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 		log_errbuf(err, errlen, "out of memory");
 		goto out;
 	}
-	if ((nbatch = json_array_size(arr)) > 0) {
+	/*
+	 * Every schedule of the batch locked first, in id order, when some
+	 * are written one by one below: each would lock its own only then,
+	 * after RUNS_SQL locked the others, out of the order the API's batch
+	 * delete locks them in (a deadlock, one of the two aborted).
+	 */
+	if ((nbatch = json_array_size(arr)) < n && n > 1 &&
+	    lock_all(db, v, n, err, errlen) == -1)
+		goto out;
+	if (nbatch > 0) {
 		rows = batch_query(
 		    db, RUNS_SQL, num(lease_s, 24, lease), arr, err, errlen);
 		arr = NULL;

@@ -185,6 +185,24 @@ start
 wait_for 20 "SELECT status = 'done' FROM schedules WHERE id = '$crash'"
 ok crash-recovered "$(sql "SELECT string_agg(attempt || ':' || status, ',' ORDER BY attempt) FROM runs WHERE schedule_id = '$crash'")" \
 	"0:lost,1:succeeded"
+
+# A wedged (stopped) helper under a claim of 32 runs of 100 kB each: the
+# requests that no longer fit in the socket's buffer are forked by the
+# supervisor at once instead of waiting for room, the first answer is
+# waited for 2 s, then the helper is dropped and the rest forked here.
+# Every run runs once.
+helper=$(pgrep -P "$pid" -x cronvisor-runne)
+kill -STOP "$helper"
+sql "INSERT INTO schedules (name, owner, kind, at, next_run_at, next_slot_at, target)
+	SELECT 'wedge-' || i, 'test', 'once', now(), now(), now(),
+	jsonb_build_object('type', 'exec', 'argv', jsonb_build_array('/bin/sh',
+	'-c', 'echo \$0', 'w' || i, repeat('x', 100000)))
+	FROM generate_series(1, 32) i" >/dev/null
+wait_for 20 "SELECT count(*) = 32 FROM schedules WHERE name LIKE 'wedge-%' AND status = 'done'"
+ok wedged-helper-runs "$(sql "SELECT count(*) FILTER (WHERE r.status = 'succeeded'
+	AND r.output = replace(s.name, 'wedge-', 'w') || E'\n'), count(*)
+	FROM schedules s JOIN runs r ON r.schedule_id = s.id WHERE s.name LIKE 'wedge-%'")" "32|32"
+ok wedged-helper-dropped "$(grep -c "runner helper $helper: no answer" "$work/cvd.log")" "1"
 kill -TERM "$pid"
 wait "$pid"
 ok second-exit "$?" "0"
