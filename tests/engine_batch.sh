@@ -15,6 +15,8 @@
 #      allow`, three missed slots): written one by one, counted three times;
 #    1 schedule whose slot has a run row already (written by hand): its
 #      claim inserts nothing, starts nothing, and moves it to its next slot.
+# Then 10 runs that end together while their schedules were paused,
+# deleted or their runs taken over by another supervisor.
 # Usage: engine_batch.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
 set -u
 prefix=engine_batch
@@ -113,5 +115,46 @@ ok claimed-together "$(grep -Eo '[0-9]+ runs claimed in one statement' "$work/cv
 ok finished-together "$(grep -Eo '[0-9]+ results in one statement' "$work/cvd.log" |
 	awk '$1 >= 10 { n++ } END { print (n > 0) }')" 1
 ok no-db-errors "$(grep -c 'database:' "$work/cvd.log")" 0
+
+# Runs that end together while their schedules changed under them: 3
+# paused, 3 deleted (the API's soft delete), 2 whose runs another
+# supervisor took over (their results refused, then declared lost, no
+# retry), 2 left alone.  Each as one run at a time leaves it.
+sql "INSERT INTO supervisors (name, host, pid, version) VALUES ('thief', 'elsewhere', 1, 'test')" >/dev/null
+thief=$(sql "SELECT id FROM supervisors WHERE name = 'thief'")
+sql "BEGIN;
+CREATE TEMP TABLE t AS SELECT date_trunc('second', now()) + interval '2 s' AS at;
+INSERT INTO schedules (name, owner, kind, interval_seconds, max_retries, next_run_at, next_slot_at, target)
+	SELECT 'late-' || i, 'test', 'interval', 3600, 0, at, at,
+	'$(exec_target "sleep 2")'::jsonb FROM t, generate_series(1, 10) i;
+COMMIT" >/dev/null || exit 1
+wait_for 15 "SELECT count(*) = 10 FROM runs r JOIN schedules s ON s.id = r.schedule_id
+	WHERE s.name LIKE 'late-%' AND r.status = 'running'"
+late() { sql "SELECT string_agg(id::text, ' ') FROM schedules WHERE name IN ($1)"; }
+taken=$(late "'late-7', 'late-8'")
+sql "UPDATE schedules SET status = 'paused', next_run_at = NULL WHERE name IN ('late-1', 'late-2', 'late-3');
+	UPDATE schedules SET deleted_at = now(), status = 'paused', next_run_at = NULL
+	WHERE name IN ('late-4', 'late-5', 'late-6');
+	UPDATE runs SET supervisor_id = $thief WHERE schedule_id IN
+	(SELECT id FROM schedules WHERE name IN ('late-7', 'late-8'))" >/dev/null
+wait_for 20 "SELECT count(*) = 2 FROM schedules WHERE name IN ('late-7', 'late-8') AND status = 'dead'" ||
+	echo "timed out: $(sql "SELECT name, status FROM schedules WHERE name LIKE 'late-%'")"
+wait_for 10 "SELECT count(*) = 7 FROM schedules WHERE name LIKE 'late-%'"
+ok late-paused "$(sql "SELECT count(*) FILTER (WHERE s.status = 'paused' AND s.running = 0
+	AND s.run_count = 1 AND s.next_run_at IS NULL AND r.status = 'succeeded'), count(*)
+	FROM schedules s JOIN runs r ON r.schedule_id = s.id WHERE s.name IN ('late-1', 'late-2', 'late-3')")" "3|3"
+ok late-deleted "$(sql "SELECT count(*) FROM schedules WHERE name IN ('late-4', 'late-5', 'late-6')"):$(
+	grep -c "the last run in flight of deleted schedule" "$work/cvd.log")" "0:3"
+ok late-taken "$(sql "SELECT string_agg(DISTINCT s.status || ':' || r.status || ':' || s.run_count, ',')
+	FROM schedules s JOIN runs r ON r.schedule_id = s.id WHERE s.name IN ('late-7', 'late-8')")" "dead:lost:0"
+refused=0
+for id in $taken; do
+	grep -q "run sched-$(printf '%.8s' "$id")-n0-rc0: no longer ours (lease lost)" "$work/cvd.log" &&
+		refused=$((refused + 1))
+done
+ok late-taken-refused "$refused" 2
+ok late-alone "$(sql "SELECT count(*) FILTER (WHERE s.status = 'active' AND s.running = 0
+	AND s.run_count = 1 AND s.next_run_at = s.next_slot_at AND r.status = 'succeeded'), count(*)
+	FROM schedules s JOIN runs r ON r.schedule_id = s.id WHERE s.name IN ('late-9', 'late-10')")" "2|2"
 
 summary engine_batch
