@@ -612,6 +612,14 @@ finish_run(struct db *db, int64_t lease, const struct job *j, int bare,
 	return db_commit(db, err, errlen);
 }
 
+/* 1 if v[i] is the only job of its schedule in v (sorted by schedule). */
+static int
+alone(struct job *const *v, size_t n, size_t i)
+{
+	return (i == 0 || strcmp(v[i - 1]->schedule_id, v[i]->schedule_id)) &&
+	    (i + 1 == n || strcmp(v[i + 1]->schedule_id, v[i]->schedule_id));
+}
+
 /*
  * The slot runs of batch v that can go in RUNS_SQL and STATES_SQL: those
  * whose schedule has no other run in v (the second run of a schedule is
@@ -623,13 +631,7 @@ batch_rows(struct job *const *v, size_t n, char *one)
 	json_t *arr = json_array(), *o;
 
 	for (size_t i = 0; arr != NULL && i < n; i++) {
-		one[i] = !v[i]->triggered &&
-		    (i == 0 ||
-		        strcmp(v[i - 1]->schedule_id, v[i]->schedule_id) !=
-		            0) &&
-		    (i + 1 == n ||
-		        strcmp(v[i + 1]->schedule_id, v[i]->schedule_id) !=
-		            0) &&
+		one[i] = !v[i]->triggered && alone(v, n, i) &&
 		    (o = run_row(v[i])) != NULL;
 		if (one[i] && json_array_append_new(arr, o) == -1) {
 			json_decref(arr);

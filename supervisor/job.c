@@ -133,10 +133,10 @@ job_started(
 }
 
 /*
- * Starts the runners of the n jobs of v and watches their result pipes
- * with epfd, SPAWN_MAX at a time (spawn_runners()).  A run that cannot be
- * prepared (a bad target) ends at once as failed and not retryable; one
- * whose runner cannot be forked ends as crashed.
+ * Starts the runners of the n jobs of v (at most SPAWN_MAX) together
+ * (spawn_runners()) and watches their result pipes with epfd.  A run that
+ * cannot be prepared (a bad target) ends at once as failed and not
+ * retryable; one whose runner cannot be forked ends as crashed.
  */
 void
 job_start(struct job *const *v, int n, int epfd, int64_t kill_grace)
@@ -146,25 +146,20 @@ job_start(struct job *const *v, int n, int epfd, int64_t kill_grace)
 	int fds[SPAWN_MAX], errs[SPAWN_MAX], k = 0;
 	pid_t pids[SPAWN_MAX];
 
-	for (int i = 0; i < n; i++) {
-		struct job *j = v[i];
-
-		result_reader_init(&j->rd);
-		result_init(&j->res);
-		if (j->spawn_error[0]) {
-			job_fail(j, RUN_FAILED, 0, j->spawn_error);
+	for (int i = 0; i < n && i < SPAWN_MAX; i++) {
+		result_reader_init(&v[i]->rd);
+		result_init(&v[i]->res);
+		if (v[i]->spawn_error[0]) {
+			job_fail(v[i], RUN_FAILED, 0, v[i]->spawn_error);
 		} else {
-			specs[k] = &j->spec;
-			go[k++] = j;
-		}
-		if (k == SPAWN_MAX || (i == n - 1 && k > 0)) {
-			spawn_runners(specs, k, pids, fds, errs);
-			for (int m = 0; m < k; m++)
-				job_started(go[m], pids[m], fds[m], errs[m],
-				    epfd, kill_grace);
-			k = 0;
+			specs[k] = &v[i]->spec;
+			go[k++] = v[i];
 		}
 	}
+	if (k > 0)
+		spawn_runners(specs, k, pids, fds, errs);
+	for (int i = 0; i < k; i++)
+		job_started(go[i], pids[i], fds[i], errs[i], epfd, kill_grace);
 }
 
 /* Decides the verdict once the runner is reaped and its pipe closed. */
