@@ -378,7 +378,8 @@ class Postgres:
                         "--locale=C.UTF-8", "--no-sync"], stderr=subprocess.STDOUT)
         cleanups.append(self.stop)
         run(self.as_ + [b + "/pg_ctl", "-D", self.dir, "-l", os.path.join(d, "pg.log"), "-w", "-t", "30",
-                        "-o", "-c listen_addresses='' -k %s" % d, "start"], cg=True)
+                        "-o", "-c listen_addresses='' -k %s %s" % (d, os.environ.get("CVBENCH_PG_OPTS", "")),
+                        "start"], cg=True)
         self.url = "host=%s user=postgres dbname=cronvisor_bench" % d
         self.psql("postgres", "CREATE DATABASE cronvisor_bench")
 

@@ -370,6 +370,7 @@ struct db *db_open(const char *conninfo, char *err, size_t errlen);
 void db_close(struct db *db);
 int db_ok(const struct db *db);
 int db_reset(struct db *db, char *err, size_t errlen);
+int db_session(struct db *db, const char *sql, char *err, size_t errlen);
 int db_exec(struct db *db, const char *sql, int nparams,
     const char *const *params, char *err, size_t errlen);
 struct db_rows *db_query(struct db *db, const char *sql, int nparams,

@@ -44,6 +44,7 @@ struct db {
 	size_t nchannels; /* entries in channels */
 	struct db_stmt stmts[DB_STMT_MAX]; /* prepared on this connection */
 	size_t nstmts;                     /* entries in stmts */
+	char *session; /* db_session()'s statements, run again by db_reset */
 };
 
 struct db_rows {
@@ -289,6 +290,7 @@ db_close(struct db *db)
 		free(db->channels[i]);
 	free(db->channels);
 	db_stmts_clear(db);
+	free(db->session);
 	free(db->conninfo);
 	free(db);
 }
@@ -318,9 +320,33 @@ db_reset(struct db *db, char *err, size_t errlen)
 		return -1;
 	}
 	db_succeed(db);
+	if (db->session != NULL &&
+	    db_exec(db, db->session, 0, NULL, err, errlen) == -1)
+		return -1;
 	for (size_t i = 0; i < db->nchannels; i++)
 		if (db_listen_again(db, db->channels[i], err, errlen) == -1)
 			return -1;
+	return 0;
+}
+
+/*
+ * Runs sql (statements without parameters, such as SETs) now and again in
+ * every session db_reset() opens, so that the settings of the connection
+ * outlive a reconnect.  Returns 0, or -1 with the message in err.
+ */
+int
+db_session(struct db *db, const char *sql, char *err, size_t errlen)
+{
+	char *copy;
+
+	if ((copy = strdup(sql)) == NULL)
+		return log_errbuf(err, errlen, "out of memory");
+	if (db_exec(db, sql, 0, NULL, err, errlen) == -1) {
+		free(copy);
+		return -1;
+	}
+	free(db->session);
+	db->session = copy;
 	return 0;
 }
 

@@ -671,6 +671,23 @@ setup_loop(void)
 		fatal("epoll_ctl");
 }
 
+/*
+ * The plans of the supervisor's statements.  Every one of them reaches its
+ * rows through an index: a claim reads the due index in order and stops
+ * at its limit; a batch of results or of fires looks up the rows it names
+ * (a JSON array, which the planner guesses at 100 rows) by primary key.
+ * Left to the statistics, right after many schedules were created and
+ * before autovacuum analyzed them, the planner thinks the tables small: it
+ * joined each batch to a sequential scan of every schedule, and had each
+ * claim read every due schedule (a bitmap scan) to sort them and keep the
+ * first 100.  In a burst of 3,000 runs that was some 150 scans of all the
+ * rows and their dead versions, and a claim cost more the more were due.
+ * Without sequential and bitmap scans the planner uses the indexes
+ * whatever the statistics say; a table without a suitable index is still
+ * scanned (only the retirement of a previous incarnation at start does).
+ */
+#define SESSION_SQL "SET enable_seqscan = off; SET enable_bitmapscan = off"
+
 /* Connects, checks the schema, registers and listens. */
 static void
 setup_db(void)
@@ -678,6 +695,8 @@ setup_db(void)
 	char err[CV_ERRLEN];
 
 	if ((sv.db = db_open(sv.cf.database_url, err, sizeof(err))) == NULL)
+		fatalx("database: %s", err);
+	if (db_session(sv.db, SESSION_SQL, err, sizeof(err)) == -1)
 		fatalx("database: %s", err);
 	if (migrate_check(sv.db, err, sizeof(err)) == -1)
 		fatalx("database: %s", err);

@@ -47,11 +47,13 @@
  * statement: $1 the lease, $2 a JSON array of the results (RUN_ROW).  The
  * schedules' rows come back locked in id order (the order every batch
  * locks them in), each with the id of its run after its columns; a run no
- * longer ours has no row.
+ * longer ours has no row.  v is MATERIALIZED so that the JSON is read once:
+ * inlined, it was read again for every run of ours in flight.
  */
 #define RUNS_SQL                                                               \
-	"WITH v AS (SELECT * FROM json_to_recordset($2::json) AS v(id text, "  \
-	"status text, duration bigint, exit_code integer, signal integer, "    \
+	"WITH v AS MATERIALIZED (SELECT * FROM json_to_recordset($2::json) "   \
+	"AS v(id text, status text, duration bigint, exit_code integer, "      \
+	"signal integer, "                                                     \
 	"http_status integer, cpu_user bigint, cpu_sys bigint, rss bigint, "   \
 	"output text, error text, pid integer, ended bigint)), r AS ("         \
 	"UPDATE runs SET status = v.status, finished_at = greatest("           \
