@@ -16,6 +16,8 @@
 
 #include "cronvisor.h"
 
+#include "clock.h"
+
 struct bcase {
 	const char *name; /* table label */
 	const char *cron; /* expression, or NULL for an interval */
@@ -33,15 +35,6 @@ static struct bcase cases[] = {
     {"cron 0 0 29 2 *  Kathmandu", "0 0 29 2 *", "Asia/Kathmandu", 0},
     {"cron 0 0 29 2 */7  UTC (decades)", "0 0 29 2 */7", NULL, 0},
 };
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Calls slot_next() in a chain from 2026 on for about `secs` seconds. */
 static double

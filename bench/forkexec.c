@@ -11,17 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 static char *true_argv[] = {"/bin/true", NULL};
 static char **cmd = true_argv;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static pid_t
 start(void)

@@ -791,6 +791,12 @@ def report(path, merges):
                 bd = R["cronvisor"][kind]["cpu"]["ms_per_run_by_process"]
                 print("  %s: %s" % (kind, "; ".join("%s %.2f / %.2f" % (k.split(" -f ")[0].split("/")[-1], v["own"],
                                                                            v["children"]) for k, v in bd.items())))
+    if R.get("runcost"):
+        c = R["runcost"]
+        print()
+        print("runner path without a database (bench/runcost, %d runs, %d in flight): %.0f us of CPU per run "
+              "against %.0f for the bare fork/exec: %.3f times" % (c["runs"], c["in_flight"], c["cpu_us_per_run"],
+                                                                  c["bare_cpu_us_per_run"], c["ratio"]))
     if R.get("api"):
         print()
         print("| API case | req/s | vs file | p50 | p99 | errors |")
