@@ -495,7 +495,8 @@ reconcile(int64_t now_ms, char *err, size_t errlen)
 			log_warnx("run %s: no longer ours in the database (a "
 			          "peer declared it lost); stopping its runner",
 			    j->run_id);
-			job_interrupt(j, now_ms, sv.cf.kill_grace_seconds);
+			job_interrupt(
+			    j, REAP_LOST, now_ms, sv.cf.kill_grace_seconds);
 		}
 	return 0;
 }
@@ -576,7 +577,8 @@ turn(int64_t now_ms)
 		job_deadline(j, now_ms, sv.cf.kill_grace_seconds);
 	if (sv.stopping && now_ms >= sv.stop_ms) {
 		for (struct job *j = sv.jobs; j; j = j->next)
-			job_interrupt(j, now_ms, sv.cf.kill_grace_seconds);
+			job_interrupt(
+			    j, REAP_SHUTDOWN, now_ms, sv.cf.kill_grace_seconds);
 		sv.told = 1;
 	}
 	if (sv.db_down) {

@@ -20,6 +20,7 @@ enum reap_cause {
 	REAP_EXITED,   /* the runner ended by itself */
 	REAP_DEADLINE, /* the supervisor killed it at its backstop deadline */
 	REAP_SHUTDOWN, /* the supervisor killed it while shutting down */
+	REAP_LOST,     /* it stopped it: a peer declared the run lost */
 };
 enum frame_state {
 	FRAME_NONE, /* no byte of a result arrived */
@@ -165,7 +166,8 @@ void job_start(struct job *const *v, int n, int epfd, int64_t kill_grace);
 void job_readable(struct job *j, int epfd);
 void job_reaped(struct job *j, int st);
 int64_t job_deadline(struct job *j, int64_t now_ms, int64_t kill_grace);
-void job_interrupt(struct job *j, int64_t now_ms, int64_t kill_grace);
+void job_interrupt(
+    struct job *j, enum reap_cause why, int64_t now_ms, int64_t kill_grace);
 
 /* peer.c: the other supervisors. */
 int64_t peer_register(

@@ -256,7 +256,7 @@ job_deadline(struct job *j, int64_t now_ms, int64_t kill_grace)
 		return INT64_MAX;
 	if (now_ms < j->deadline_ms)
 		return j->deadline_ms;
-	if (j->cause != REAP_DEADLINE && j->cause != REAP_SHUTDOWN) {
+	if (j->cause == REAP_EXITED) {
 		log_warnx("run %s schedule \"%s\": runner %d is past its "
 		          "deadline; stopping it",
 		    j->run_id, j->name, (int)j->pid);
@@ -269,13 +269,19 @@ job_deadline(struct job *j, int64_t now_ms, int64_t kill_grace)
 	return j->deadline_ms;
 }
 
-/* Stops a running job because the supervisor shuts down. */
+/*
+ * Stops a running job, why being REAP_SHUTDOWN (the supervisor shuts down)
+ * or REAP_LOST (the run is no longer this supervisor's).  A job already
+ * being stopped is left to its deadline.
+ */
 void
-job_interrupt(struct job *j, int64_t now_ms, int64_t kill_grace)
+job_interrupt(
+    struct job *j, enum reap_cause why, int64_t now_ms, int64_t kill_grace)
 {
-	if (j->state != JOB_RUNNING || j->reaped || j->cause == REAP_SHUTDOWN)
+	if (j->state != JOB_RUNNING || j->reaped || j->cause == REAP_SHUTDOWN ||
+	    j->cause == REAP_LOST)
 		return;
-	j->cause = REAP_SHUTDOWN;
+	j->cause = why;
 	kill(j->pid, SIGTERM);
 	j->deadline_ms = now_ms + (kill_grace + 2) * 1000;
 }

@@ -58,6 +58,7 @@ from_result(const struct result *res, struct verdict *out)
  *	cause      wait status       frame   status
  *	any        exit 0            OK, ok  succeeded
  *	SHUTDOWN   any               any     interrupted
+ *	LOST       any               any     interrupted
  *	DEADLINE   any               any     timed_out
  *	EXITED     exit 0            OK      from the frame
  *	EXITED     exit 0            NONE    protocol_error
@@ -79,6 +80,11 @@ outcome_decide(int wstatus, enum reap_cause cause, enum frame_state fs,
 		out->status = RUN_INTERRUPTED;
 		snprintf(out->error, sizeof(out->error),
 		    "interrupted by a supervisor shutdown");
+	} else if (cause == REAP_LOST) {
+		out->status = RUN_INTERRUPTED;
+		snprintf(out->error, sizeof(out->error),
+		    "stopped: another supervisor declared the run lost while "
+		    "this one could not renew its lease");
 	} else if (cause == REAP_DEADLINE) {
 		out->status = RUN_TIMED_OUT;
 		snprintf(out->error, sizeof(out->error),

@@ -41,7 +41,7 @@ START_TEST(test_table)
 	};
 	int rows = 0;
 
-	for (int cause = REAP_EXITED; cause <= REAP_SHUTDOWN; cause++)
+	for (int cause = REAP_EXITED; cause <= REAP_LOST; cause++)
 		for (int w = 0; w < NWAIT; w++)
 			for (int fs = FRAME_NONE; fs <= FRAME_BAD; fs++)
 				for (int rs = RESULT_OK; rs <= RESULT_ERROR;
@@ -60,7 +60,8 @@ START_TEST(test_table)
 					if (w == EXIT0 && fs == FRAME_OK &&
 					    rs == RESULT_OK)
 						want = RUN_SUCCEEDED;
-					else if (cause == REAP_SHUTDOWN)
+					else if (cause == REAP_SHUTDOWN ||
+					    cause == REAP_LOST)
 						want = RUN_INTERRUPTED;
 					else if (cause == REAP_DEADLINE)
 						want = RUN_TIMED_OUT;
@@ -84,7 +85,7 @@ START_TEST(test_table)
 					    want == RUN_SUCCEEDED);
 					rows++;
 				}
-	ck_assert_int_eq(rows, 3 * NWAIT * 3 * 4);
+	ck_assert_int_eq(rows, 4 * NWAIT * 3 * 4);
 }
 END_TEST
 
@@ -103,6 +104,17 @@ START_TEST(test_messages)
 	outcome_decide(
 	    wait_status(0, 0), REAP_EXITED, FRAME_NONE, &res, NULL, &v);
 	ck_assert_str_eq(v.error, "the runner exited without a result");
+	/* A runner stopped as it reported being told to stop: why it was. */
+	res.status = RESULT_ERROR;
+	outcome_decide(
+	    wait_status(0, 0), REAP_SHUTDOWN, FRAME_OK, &res, NULL, &v);
+	ck_assert_str_eq(v.error, "interrupted by a supervisor shutdown");
+	outcome_decide(wait_status(0, 0), REAP_LOST, FRAME_OK, &res, NULL, &v);
+	ck_assert_int_eq(v.status, RUN_INTERRUPTED);
+	ck_assert_str_eq(v.error,
+	    "stopped: another supervisor declared the run lost while this "
+	    "one could not renew its lease");
+	res.status = RESULT_OK;
 	outcome_decide(wait_status(0, 0), REAP_EXITED, FRAME_BAD, &res,
 	    "result: missing required key \"st\"", &v);
 	ck_assert_str_eq(v.error, "result: missing required key \"st\"");

@@ -121,15 +121,17 @@ ok finished-together "$(grep -Eo '[0-9]+ results in one statement' "$work/cvd.lo
 ok no-db-errors "$(grep 'database:' "$work/cvd.log" | grep -vc 'database: NOTICE:  duration: ')" 0
 # Runs that end together while their schedules changed under them: 3
 # paused, 3 deleted (the API's soft delete), 2 whose runs another
-# supervisor took over (their results refused, then declared lost, no
-# retry), 2 left alone.  Each as one run at a time leaves it.
+# supervisor took over (their runners stopped, their results refused,
+# then declared lost, no retry), 2 left alone.  Each as one run at a time
+# leaves it.
 sql "INSERT INTO supervisors (name, host, pid, version) VALUES ('thief', 'elsewhere', 1, 'test')" >/dev/null
 thief=$(sql "SELECT id FROM supervisors WHERE name = 'thief'")
 sql "BEGIN;
 CREATE TEMP TABLE t AS SELECT date_trunc('second', now()) + interval '2 s' AS at;
 INSERT INTO schedules (name, owner, kind, interval_seconds, max_retries, next_run_at, next_slot_at, target)
 	SELECT 'late-' || i, 'test', 'interval', 3600, 0, at, at,
-	'$(exec_target "sleep 2")'::jsonb FROM t, generate_series(1, 10) i;
+	(CASE WHEN i IN (7, 8) THEN '$(exec_target "sleep 30")'
+	 ELSE '$(exec_target "sleep 2")' END)::jsonb FROM t, generate_series(1, 10) i;
 COMMIT" >/dev/null || exit 1
 wait_for 15 "SELECT count(*) = 10 FROM runs r JOIN schedules s ON s.id = r.schedule_id
 	WHERE s.name LIKE 'late-%' AND r.status = 'running'"
@@ -156,6 +158,14 @@ for id in $taken; do
 		refused=$((refused + 1))
 done
 ok late-taken-refused "$refused" 2
+# Their runners (sleep 30) were stopped at the next heartbeat, which found
+# the rows no longer ours, and the log says so, not "shutdown".
+stopped=0
+for id in $taken; do
+	grep -q "run sched-$(printf '%.8s' "$id")-n0-rc0 schedule \"late-[78]\": interrupted: stopped: another supervisor declared the run lost" \
+		"$work/cvd.log" && stopped=$((stopped + 1))
+done
+ok late-taken-stopped "$stopped:$(grep -c 'supervisor shutdown' "$work/cvd.log")" "2:0"
 ok late-alone "$(sql "SELECT count(*) FILTER (WHERE s.status = 'active' AND s.running = 0
 	AND s.run_count = 1 AND s.next_run_at = s.next_slot_at AND r.status = 'succeeded'), count(*)
 	FROM schedules s JOIN runs r ON r.schedule_id = s.id WHERE s.name IN ('late-9', 'late-10')")" "2|2"
