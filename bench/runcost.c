@@ -50,7 +50,7 @@ cpu_s(void)
 	    1e6;
 }
 
-static void
+static _Noreturn void
 die(const char *what)
 {
 	perror(what);
