@@ -19,22 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 #ifdef FORKCOST_LIBS
 #include <curl/curl.h>
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <msgpack.h>
 #endif
-
-static double
-cpu_us(int who)
-{
-	struct rusage ru;
-
-	getrusage(who, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
-	    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
 
 static int
 maps(void)

@@ -39,15 +39,7 @@ static char **cmd = true_argv;
 static double
 cpu_s(void)
 {
-	struct rusage self, kids;
-
-	getrusage(RUSAGE_SELF, &self);
-	getrusage(RUSAGE_CHILDREN, &kids);
-	return (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec +
-	           kids.ru_utime.tv_sec + kids.ru_stime.tv_sec) +
-	    (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec +
-	        kids.ru_utime.tv_usec + kids.ru_stime.tv_usec) /
-	    1e6;
+	return (cpu_us(RUSAGE_SELF) + cpu_us(RUSAGE_CHILDREN)) / 1e6;
 }
 
 static _Noreturn void

@@ -685,8 +685,9 @@ setup_loop(void)
  * first 100.  In a burst of 3,000 runs that was some 150 scans of all the
  * rows and their dead versions, and a claim cost more the more were due.
  * Without sequential and bitmap scans the planner uses the indexes
- * whatever the statistics say; a table without a suitable index is still
- * scanned (only the retirement of a previous incarnation at start does).
+ * whatever the statistics say.  A statement no index suits walks a whole
+ * index instead of the table: only the retirement of a previous
+ * incarnation (supervisors by name, once at start) is one.
  */
 #define SESSION_SQL "SET enable_seqscan = off; SET enable_bitmapscan = off"
 
