@@ -1151,20 +1151,131 @@ bad:
 	return 1;
 }
 
-/* POST /schedules/{id}/trigger: one run now; 202 with its run id. */
+/* The answer to a trigger, from rows (trigger id, requested_at, id8). */
+static int
+trigger_reply(struct response *rs, const char *id, struct db_rows *rows)
+{
+	char run_id[RUN_ID_MAX];
+	json_t *o;
+
+	snprintf(run_id, sizeof(run_id), "sched-%s-t%s",
+	    db_rows_value(rows, 0, 2), db_rows_value(rows, 0, 0));
+	o = json_pack("{s:s, s:s, s:I, s:s}", "run_id", run_id, "schedule_id",
+	    id, "trigger_id",
+	    (json_int_t)strtoll(db_rows_value(rows, 0, 0), NULL, 10),
+	    "requested_at", db_rows_value(rows, 0, 1));
+	db_rows_free(rows);
+	return o ? api_json(rs, 202, o) : -1;
+}
+
+/*
+ * A trigger with an Idempotency-Key its requester used within the last
+ * day: the first request's answer (202, as it was) when this one is the
+ * same (schedule and body), 422 when not, 404 when that schedule has been
+ * deleted since.  Returns 1 when *rs is filled, 0 when the key is new,
+ * API_DB_FAILED.
+ */
+static int
+trigger_replay(struct request *rq, struct response *rs, const char *id,
+    const char *body, char *err, size_t errlen)
+{
+	const char *p[4] = {rq->who.owner, rq->idem_key, id, body};
+	struct db_rows *rows;
+
+	if ((rows = db_query(rq->db,
+	         "SELECT k.trigger_id, cronvisor_time(k.created_at), s.id8, "
+	         "k.schedule_id = $3::uuid AND "
+	         "k.hash = sha256(convert_to($4::text, 'UTF8')), "
+	         "s.deleted_at IS NOT NULL "
+	         "FROM trigger_keys k JOIN schedules s ON s.id = k.schedule_id "
+	         "WHERE k.requested_by = $1 AND k.key = $2 "
+	         "AND k.created_at > now() - interval '1 day'",
+	         4, p, err, errlen)) == NULL)
+		return API_DB_FAILED;
+	if (db_rows_count(rows) == 0) {
+		db_rows_free(rows);
+		return 0;
+	}
+	if (strcmp(db_rows_value(rows, 0, 3), "t") != 0) {
+		db_rows_free(rows);
+		api_error(rs, 422, "idempotency_conflict", "Idempotency-Key",
+		    "this key was used for a trigger of another schedule or "
+		    "with another body");
+		return 1;
+	}
+	if (strcmp(db_rows_value(rows, 0, 4), "t") == 0) {
+		db_rows_free(rows);
+		not_found(rs);
+		return 1;
+	}
+	return trigger_reply(rs, id, rows) == -1 ? -1 : 1;
+}
+
+/*
+ * The trigger of a request with an Idempotency-Key: a key older than a
+ * day is forgotten; one the requester used since gets the first answer
+ * again; a new one is taken together with the trigger, in one statement,
+ * so that of two requests sent at once only one triggers a run.
+ */
+static int
+trigger_keyed(struct request *rq, struct response *rs, const char **p,
+    char *err, size_t errlen)
+{
+	const char *body = rq->body_len > 0 ? rq->body : "";
+	const char *q[6] = {p[0], p[1], p[2], p[3], rq->idem_key, body};
+	struct db_rows *rows;
+	int r;
+
+	if ((rows = db_query(rq->db,
+	         "DELETE FROM trigger_keys "
+	         "WHERE created_at <= now() - interval '1 day'",
+	         0, NULL, err, errlen)) == NULL)
+		return API_DB_FAILED;
+	db_rows_free(rows);
+	if ((r = trigger_replay(rq, rs, p[0], body, err, errlen)) != 0)
+		return r == 1 ? 0 : r;
+	if ((rows = db_query(rq->db,
+	         "WITH k AS (INSERT INTO trigger_keys (requested_by, key, "
+	         "hash, schedule_id, trigger_id) "
+	         "SELECT $3, $5, sha256(convert_to($6::text, 'UTF8')), id, "
+	         "nextval(pg_get_serial_sequence('triggers', 'id')) "
+	         "FROM schedules WHERE id = $1 AND deleted_at IS NULL "
+	         "AND ($4::text IS NULL OR owner = $4) "
+	         "ON CONFLICT DO NOTHING RETURNING schedule_id, trigger_id) "
+	         "INSERT INTO triggers (id, schedule_id, payload, requested_by) "
+	         "SELECT trigger_id, schedule_id, $2::jsonb, $3 FROM k "
+	         "RETURNING id, cronvisor_time(created_at), "
+	         "(SELECT id8 FROM schedules WHERE id = $1)",
+	         6, q, err, errlen)) == NULL)
+		return API_DB_FAILED;
+	if (db_rows_count(rows) > 0)
+		return trigger_reply(rs, p[0], rows);
+	db_rows_free(rows);
+	/* No such schedule, or a request of the same key committed first. */
+	if ((r = trigger_replay(rq, rs, p[0], body, err, errlen)) != 0)
+		return r == 1 ? 0 : r;
+	return not_found(rs);
+}
+
+/*
+ * POST /schedules/{id}/trigger: one run now; 202 with its run id.  With an
+ * Idempotency-Key, a request sent again (its reply lost, or a 503) gets
+ * the first one's answer instead of a second run.
+ */
 int
 schedules_trigger(
     struct request *rq, struct response *rs, char *err, size_t errlen)
 {
 	static const char *const allowed[] = {"payload", NULL};
-	char idbuf[API_ID_LEN + 1], *payload = NULL, run_id[RUN_ID_MAX];
+	char idbuf[API_ID_LEN + 1], *payload = NULL;
 	const char *id, *p[4];
 	struct db_rows *rows;
-	json_t *body, *pl, *o;
-	int found;
+	json_t *body, *pl;
+	int found, r;
 
 	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1 ||
 	    (id = path_id(rq, rs, idbuf)) == NULL ||
+	    bad_idem_key(rq->idem_key, rs) ||
 	    small_body(rq, allowed, &body, rs))
 		return 0;
 	if (rq->who.role < ROLE_EDITOR) {
@@ -1191,6 +1302,11 @@ schedules_trigger(
 	p[1] = payload;
 	p[2] = rq->who.owner;
 	p[3] = scope(rq);
+	if (rq->idem_key != NULL) {
+		r = trigger_keyed(rq, rs, p, err, errlen);
+		free(payload);
+		return r;
+	}
 	rows = db_query(rq->db,
 	    "INSERT INTO triggers (schedule_id, payload, requested_by) "
 	    "SELECT id, $2::jsonb, $3 FROM schedules WHERE id = $1 "
@@ -1205,14 +1321,7 @@ schedules_trigger(
 		db_rows_free(rows);
 		return not_found(rs);
 	}
-	snprintf(run_id, sizeof(run_id), "sched-%s-t%s",
-	    db_rows_value(rows, 0, 2), db_rows_value(rows, 0, 0));
-	o = json_pack("{s:s, s:s, s:I, s:s}", "run_id", run_id, "schedule_id",
-	    id, "trigger_id",
-	    (json_int_t)strtoll(db_rows_value(rows, 0, 0), NULL, 10),
-	    "requested_at", db_rows_value(rows, 0, 1));
-	db_rows_free(rows);
-	return o ? api_json(rs, 202, o) : -1;
+	return trigger_reply(rs, id, rows);
 }
 
 /*

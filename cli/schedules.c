@@ -847,7 +847,7 @@ static int
 sched_trigger(const struct sched_args *a)
 {
 	json_t *body = NULL, *payload, *doc;
-	char path[256];
+	char path[256], key[API_KEY_LEN], *text = NULL;
 	int rc;
 
 	if (sched_id(a->pos[0]) == NULL)
@@ -860,8 +860,17 @@ sched_trigger(const struct sched_args *a)
 		body = json_pack("{so}", "payload", payload);
 	}
 	snprintf(path, sizeof(path), "/schedules/%s/trigger", a->pos[0]);
-	rc = api_request_json("POST", path, NULL, 0, body, &doc);
+	/* Sent again after a lost answer or a 503, the key makes the API
+	 * answer with the first one's run instead of starting a second. */
+	if (api_key(key) == -1) {
+		json_decref(body);
+		return CTL_EXIT_FAIL;
+	}
+	if (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL)
+		fatalx("out of memory");
 	json_decref(body);
+	rc = api_request_key("POST", path, NULL, 0, text, key, &doc);
+	free(text);
 	return sched_output(rc, doc, sched_show_trigger);
 }
 
@@ -931,7 +940,9 @@ static const struct sched_cmd sched_cmds[] = {
         "usage: cronvisorctl schedules trigger ID [--payload JSON]\n"
         "\n"
         "Runs the schedule once, now, outside its slots; --payload\n"
-        "replaces its trigger_payload for this run.\n"},
+        "replaces its trigger_payload for this run.  Sent again after a\n"
+        "transport failure or a 502/503/504 with the same Idempotency-Key,\n"
+        "it never starts a second run.\n"},
 };
 #define SCHED_NCMDS (sizeof(sched_cmds) / sizeof(sched_cmds[0]))
 

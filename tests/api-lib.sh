@@ -83,11 +83,12 @@ ok_error() {
 		"code,field,message,string"
 }
 
-# snap: a digest of every schedule, trigger and run row: equal before and
-# after a refused request means nothing changed.
+# snap: a digest of every schedule, trigger, trigger key and run row:
+# equal before and after a refused request means nothing changed.
 snap() {
 	sql "SELECT (SELECT count(*) || ':' || coalesce(md5(string_agg(s::text, ',' ORDER BY id)), '') FROM schedules s)
-	     || '/' || (SELECT count(*) FROM triggers) || '/' || (SELECT count(*) FROM runs)"
+	     || '/' || (SELECT count(*) FROM triggers) || '/' || (SELECT count(*) FROM trigger_keys)
+	     || '/' || (SELECT count(*) FROM runs)"
 }
 
 # wait_api SECONDS FILTER PATH TOKEN: polls GET PATH until jq FILTER of the

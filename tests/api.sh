@@ -311,6 +311,52 @@ ok "trigger: the supervisor ran it" "$code $(j '[.status, .exit_code, .output, .
 call GET "/schedules/$tr" "$A"
 ok "trigger: counters did not move, status kept" "$(j '[.status, .current_repeat, .current_retry] | map(tostring) | join(",")')" "active,0,0"
 
+# --- Idempotency-Key on trigger: sent again, the first answer, no second run
+send POST /schedules "$A" "{\"name\": \"ktrig\", $far, \"target\": {\"type\": \"exec\", \"argv\": [\"/bin/true\"]}}"
+ktr=$(j .id)
+ktrig() { # ktrig TOKEN SCHEDULE KEY [BODY]: a trigger with that key
+	send POST "/schedules/$2/trigger" "$1" "${4:-}" application/json -H "Idempotency-Key: $3"
+}
+ktrig "$A" "$ktr" tk-1 '{"payload": {"n": 1}}'
+ok_status "keyed trigger: 202" 202
+first=$(j '[.run_id, .trigger_id, .requested_at] | map(tostring) | join(",")')
+ktrig "$A" "$ktr" tk-1 '{"payload": {"n": 1}}'
+ok_status "keyed trigger again: 202" 202
+ok "keyed trigger again: the first answer" "$(j '[.run_id, .trigger_id, .requested_at] | map(tostring) | join(",")')" "$first"
+wait_api 20 '.status == "succeeded"' "/runs/$(echo "$first" | cut -d, -f1)" "$A"
+ok "keyed trigger: its run ran" "$code $(j .status)" "200 succeeded"
+ok "keyed trigger: one run, no request pending" "$(sql "SELECT (SELECT count(*) FROM runs WHERE schedule_id = '$ktr' AND triggered)
+	+ (SELECT count(*) FROM triggers WHERE schedule_id = '$ktr')")" 1
+before=$(snap)
+ktrig "$A" "$ktr" tk-1 '{"payload": {"n": 2}}'
+ok_error "same trigger key, another body" 422 idempotency_conflict Idempotency-Key
+ktrig "$A" "$tr" tk-1 '{"payload": {"n": 1}}'
+ok_error "same trigger key, another schedule" 422 idempotency_conflict Idempotency-Key
+ktrig "$CV_TOKEN_BOB_EDITOR" "$ktr" tk-1 '{"payload": {"n": 1}}'
+ok_error "another requester's key: alice's schedule is not found" 404 not_found null
+ktrig "$A" "$ktr" "$(printf 'k%.0s' $(seq 256))"
+ok_error "trigger key of 256 characters" 400 invalid_header Idempotency-Key
+ok "refused keyed triggers: nothing changed" "$(snap)" "$before"
+# a key is forgotten after a day: the same request triggers again
+sql "UPDATE trigger_keys SET created_at = created_at - interval '25 hours' WHERE key = 'tk-1'" >/dev/null
+ktrig "$A" "$ktr" tk-1 '{"payload": {"n": 1}}'
+ok_status "keyed trigger a day later: 202" 202
+ok "keyed trigger a day later: a new trigger" "$([ "$(j .trigger_id)" != "$(echo "$first" | cut -d, -f2)" ] && echo new)" new
+ok "keyed trigger a day later: the old key gone" "$(sql "SELECT count(*) FROM trigger_keys WHERE key = 'tk-1' AND created_at < now() - interval '1 day'")" 0
+# two requests of one key at once: one trigger, both answered with it
+for i in 1 2; do
+	curl -sS -o "$tmp/kt$i" --max-time 20 -X POST -H "Authorization: Bearer $A" \
+		-H 'Idempotency-Key: tk-race' "$CV_API_URL/schedules/$ktr/trigger" &
+done
+wait
+ok "one key at once: both answered with one trigger" "$(jq -r '.trigger_id | type' "$tmp/kt1"):$(
+	[ "$(jq -r .trigger_id "$tmp/kt1")" = "$(jq -r .trigger_id "$tmp/kt2")" ] && echo same)" "number:same"
+ok "one key at once: one key row" "$(sql "SELECT count(*) FROM trigger_keys WHERE key = 'tk-race'")" 1
+# deleting the schedule forgets its keys
+call DELETE "/schedules/$ktr" "$A"
+ktrig "$A" "$ktr" tk-race
+ok_error "keyed trigger of a deleted schedule" 404 not_found null
+
 exec_doc() { # exec_doc NAME EXTRA CMD: a one-shot in 2 s running sh -c CMD
 	printf '{"name": "%s", "kind": "once", "at": "%s", %s "target": {"type": "exec", "argv": ["/bin/sh", "-c", "%s"]}}' \
 		"$1" "$(at_in 2)" "$2" "$3"

@@ -116,6 +116,9 @@ check resume-again 1 "cronvisorctl: only paused schedules can be resumed" -- \
 check trigger 0 "triggered $id1: run sched-" -- \
 	"$ctl" schedules trigger "$id1" --payload '{"why":"test"}'
 run=$(printf '%s\n' "$out" | sed -n 's/.*: run //p')
+# the trigger carried an Idempotency-Key (sent again with it after a 503)
+ok trigger-key "$(sql "SELECT length(key) || ' ' || requested_by FROM trigger_keys
+	WHERE schedule_id = '$id1'")" "32 admin"
 i=0
 while [ $i -lt 100 ] && ! "$ctl" runs list "$id1" 2>/dev/null |
 	grep -q "^$run  succeeded"; do

@@ -23,19 +23,19 @@ trap 'rm -f "$conf"; sql postgres "DROP DATABASE IF EXISTS $name WITH (FORCE)"' 
 check status-fresh 0 "001_init                         pending" -- \
 	"$ctl" db status --database "$url"
 check migrate 0 "applied 001_init" -- "$ctl" db migrate --database "$url"
-check migrate-again 0 "schema is up to date (version 3)" -- \
+check migrate-again 0 "schema is up to date (version 4)" -- \
 	"$ctl" db migrate --database "$url"
 check status 0 "001_init                         applied 20" -- \
 	"$ctl" db status --database "$url"
-check status-sum 0 "schema version 3; this cronvisorctl knows 3; 0 pending" -- \
+check status-sum 0 "schema version 4; this cronvisorctl knows 4; 0 pending" -- \
 	"$ctl" db status --database "$url"
 printf 'database_url = "%s"\n' "$url" >"$conf"
-check from-config 0 "schema is up to date (version 3)" -- \
+check from-config 0 "schema is up to date (version 4)" -- \
 	"$ctl" db migrate -f "$conf"
-check from-env 0 "schema is up to date (version 3)" -- \
+check from-env 0 "schema is up to date (version 4)" -- \
 	env CRONVISOR_DATABASE_URL="$url" "$ctl" db migrate -f "$conf"
 printf 'database_url = "host=/nonexistent"\n' >"$conf"
-check env-wins 0 "schema is up to date (version 3)" -- \
+check env-wins 0 "schema is up to date (version 4)" -- \
 	env CRONVISOR_DATABASE_URL="$url" "$ctl" db migrate -f "$conf"
 check missing-config 1 "/nonexistent/x.conf" -- \
 	"$ctl" db migrate -f /nonexistent/x.conf
@@ -51,7 +51,7 @@ check no-such-db 1 'database "no_such_db" does not exist' -- \
 	"$ctl" db status --database "$base dbname=no_such_db password=hunter2pw"
 lacks no-such-db-pw hunter2pw
 sql "$name" "INSERT INTO cronvisor_migrations VALUES (9, '009_future')"
-check newer 1 "database schema version 9 is newer than this cronvisor (3); upgrade cronvisor" -- \
+check newer 1 "database schema version 9 is newer than this cronvisor (4); upgrade cronvisor" -- \
 	"$ctl" db migrate --database "$url"
 check newer-status 1 "009_future                       applied" -- \
 	"$ctl" db status --database "$url"
