@@ -841,6 +841,17 @@ timing_changed(const struct schedule_doc *a, const struct schedule_doc *b)
  * PATCH /schedules/{id}: the fields the body names change; a new timing
  * moves an active schedule's next slot (a pending retry keeps its time).
  */
+/* 1 if the PATCH body (valid: schedule_patch() took it) sets key to null. */
+static int
+patch_null(const struct request *rq, const char *key)
+{
+	json_t *body = json_loadb(rq->body, rq->body_len, 0, NULL);
+	int r = json_is_null(json_object_get(body, key));
+
+	json_decref(body);
+	return r;
+}
+
 int
 schedules_update(
     struct request *rq, struct response *rs, char *err, size_t errlen)
@@ -885,6 +896,9 @@ schedules_update(
 		goto out;
 	}
 	json_decref(row);
+	/* Back to the default, as a create without it: the configured one. */
+	if (patch_null(rq, "timeout_seconds"))
+		d.timeout_seconds = rq->cf->default_timeout_seconds;
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
 	        (no_receiver(rq, &d, rs) || denied_url(rq, &d, rs)))) {

@@ -131,7 +131,8 @@ write_conf() {
 heartbeat_seconds = 1
 lease_seconds = 3
 shutdown_grace_seconds = 5
-kill_grace_seconds = 1"
+kill_grace_seconds = 1
+default_timeout_seconds = 900"
 }
 
 # nginx, as the current user, with the shipped snippet, the stand-in

@@ -115,6 +115,13 @@ ok "patch timing: next_run_at within the next 2 h" "$([ "$d" -ge -5 ] && [ "$d" 
 send PATCH "/schedules/$id" "$A" '{"max_retries": null, "timezone": null}'
 ok_status "patch null: 200" 200
 ok "patch null: defaults back" "$(j '[.max_retries, .timezone] | map(tostring) | join(",")')" "3,UTC"
+# timeout_seconds: the configured default (900 in this harness), whether
+# left out of a create or set back to null
+ok "create without a timeout: default_timeout_seconds" "$(j .timeout_seconds)" 900
+send PATCH "/schedules/$id" "$A" '{"timeout_seconds": 60}'
+ok "patch timeout" "$code $(j .timeout_seconds)" "200 60"
+send PATCH "/schedules/$id" "$A" '{"timeout_seconds": null}'
+ok "patch timeout null: default_timeout_seconds" "$code $(j .timeout_seconds)" "200 900"
 
 # List: filters, and limit + cursor paging covering every row once.
 for i in 1 2 3 4 5 6 7; do
