@@ -16,7 +16,8 @@
 #    1 schedule whose slot has a run row already (written by hand): its
 #      claim inserts nothing, starts nothing, and moves it to its next slot.
 # Then 10 runs that end together while their schedules were paused,
-# deleted or their runs taken over by another supervisor.
+# deleted or their runs taken over by another supervisor, and 6 that end
+# together, two of them triggered beside a slot run of their schedule.
 # Usage: engine_batch.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
 set -u
 prefix=engine_batch
@@ -169,6 +170,40 @@ ok late-taken-stopped "$stopped:$(grep -c 'supervisor shutdown' "$work/cvd.log")
 ok late-alone "$(sql "SELECT count(*) FILTER (WHERE s.status = 'active' AND s.running = 0
 	AND s.run_count = 1 AND s.next_run_at = s.next_slot_at AND r.status = 'succeeded'), count(*)
 	FROM schedules s JOIN runs r ON r.schedule_id = s.id WHERE s.name IN ('late-9', 'late-10')")" "2|2"
+
+# Triggered runs ending in one batch with slot runs, two of them beside a
+# slot run of their own schedule: all six runs wait on one FIFO and end
+# when it closes.  A triggered run moves only `running`; the slot runs
+# move their schedules on as if alone.  Such a batch locks its schedules
+# first and writes the triggered runs and the second run of a schedule one
+# by one, in the same transaction.
+fifo="$work/barrier"
+mkfifo "$fifo" || exit 1
+sql "BEGIN;
+CREATE TEMP TABLE t AS SELECT date_trunc('second', now()) + interval '2 s' AS at;
+INSERT INTO schedules (name, owner, kind, interval_seconds, overlap, next_run_at, next_slot_at, target)
+	SELECT 'mixed-' || i, 'test', 'interval', 3600, 'allow', at, at,
+	'$(exec_target "cat $fifo >/dev/null; echo ran")'::jsonb FROM t, generate_series(1, 4) i;
+COMMIT" >/dev/null || exit 1
+wait_for 15 "SELECT count(*) = 4 FROM runs r JOIN schedules s ON s.id = r.schedule_id
+	WHERE s.name LIKE 'mixed-%' AND r.status = 'running'"
+sql "INSERT INTO triggers (schedule_id, requested_by)
+	SELECT id, 'test' FROM schedules WHERE name IN ('mixed-1', 'mixed-2')" >/dev/null
+wait_for 15 "SELECT count(*) = 6 FROM runs r JOIN schedules s ON s.id = r.schedule_id
+	WHERE s.name LIKE 'mixed-%' AND r.status = 'running'"
+locked=$(grep -c 'schedules locked first' "$work/cvd.log")
+# Every reader of the FIFO sees its end at once.
+: >"$fifo"
+wait_for 15 "SELECT count(*) = 0 FROM runs r JOIN schedules s ON s.id = r.schedule_id
+	WHERE s.name LIKE 'mixed-%' AND r.status = 'running'"
+ok mixed-runs "$(sql "SELECT string_agg(s.name || ':' || r.triggered || ':' || r.status || ':' || r.output,
+	' ' ORDER BY s.name, r.triggered) FROM schedules s JOIN runs r ON r.schedule_id = s.id
+	WHERE s.name LIKE 'mixed-%'")" "$(printf 'mixed-1:false:succeeded:ran\n mixed-1:true:succeeded:ran\n mixed-2:false:succeeded:ran\n mixed-2:true:succeeded:ran\n mixed-3:false:succeeded:ran\n mixed-4:false:succeeded:ran\n')"
+ok mixed-schedules "$(sql "SELECT string_agg(DISTINCT s.status || ':' || s.running || ':' || s.run_count
+	|| ':' || s.current_repeat || ':' || (s.next_run_at = r.slot_at + interval '3600 s'), ',')
+	FROM schedules s JOIN runs r ON r.schedule_id = s.id AND NOT r.triggered WHERE s.name LIKE 'mixed-%'")" \
+	"active:0:1:1:true"
+ok mixed-batch "$(grep -c 'schedules locked first' "$work/cvd.log" | awk -v b="$locked" '{ print ($1 > b) }')" 1
 
 # Every row the supervisor read or wrote, in both parts, it reached through
 # an index: no statement scanned all the schedules or all the runs (a burst's batches
