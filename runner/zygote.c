@@ -61,8 +61,9 @@ static struct {
 	pid_t old[ZYGOTE_OLD]; /* helpers dropped, for zygote_reaped() */
 	int missing;           /* 1: not found, and said so */
 	char path[PATH_MAX];   /* the helper's executable, "" if none */
+	int exe;               /* and that file, opened O_PATH, or -1 */
 	unsigned gen;          /* how many helpers were dropped */
-} zy = {.fd = -1};
+} zy = {.fd = -1, .exe = -1};
 
 static int64_t
 zygote_now_ms(void)
@@ -76,7 +77,11 @@ zygote_now_ms(void)
 /*
  * The helper's executable, found from the running program's directory:
  * beside it (a build tree), else ../lib/cronvisor/ (installed: cronvisord
- * in /usr/sbin, the helper in /usr/lib/cronvisor).
+ * in /usr/sbin, the helper in /usr/lib/cronvisor).  Once found, the file
+ * is kept open and every helper is started from it: a package upgrade
+ * replaces the file on disk before it restarts cronvisord, and a helper
+ * started in between must be of cronvisord's version, which the new file
+ * may not be (it would refuse every run).
  */
 static const char *
 zygote_find(void)
@@ -85,7 +90,10 @@ zygote_find(void)
 	    "/cronvisor-runner", "/../lib/cronvisor/cronvisor-runner"};
 	char self[PATH_MAX], found[PATH_MAX], *slash;
 	ssize_t n;
+	int fd;
 
+	if (zy.exe != -1)
+		return zy.path;
 	zy.path[0] = '\0';
 	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
 		return NULL;
@@ -96,10 +104,18 @@ zygote_find(void)
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 		/* The path without "..", as the log shows it. */
 		if ((size_t)snprintf(found, sizeof(found), "%s%s", self,
-		        rel[i]) < sizeof(found) &&
-		    access(found, X_OK) == 0 &&
-		    realpath(found, zy.path) != NULL)
-			return zy.path;
+		        rel[i]) >= sizeof(found) ||
+		    access(found, X_OK) != 0 ||
+		    realpath(found, zy.path) == NULL)
+			continue;
+		/* Above the helper's socket: the child moves that to 3. */
+		if ((fd = open(zy.path, O_PATH | O_CLOEXEC)) == -1)
+			break;
+		zy.exe = fcntl(fd, F_DUPFD_CLOEXEC, ZYGOTE_FD + 1);
+		close(fd);
+		if (zy.exe == -1)
+			break;
+		return zy.path;
 	}
 	zy.path[0] = '\0';
 	return NULL;
@@ -178,7 +194,7 @@ zygote_start(void)
 		        CLOSE_RANGE_CLOEXEC) == -1)
 			for (int fd = ZYGOTE_FD + 1; fd < 65536; fd++)
 				(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-		execve(zy.path, argv, environ);
+		syscall(SYS_execveat, zy.exe, "", argv, environ, AT_EMPTY_PATH);
 		_exit(127);
 	}
 	close(sv[1]);
