@@ -469,6 +469,12 @@ zygote_serve(void)
 
 	log_prefix("runner helper");
 	/*
+	 * Started by execveat() from an open file, its name would be the
+	 * descriptor's number before Linux 6.14: the program's, as exec sets
+	 * it (15 bytes), for ps and pgrep.
+	 */
+	(void)prctl(PR_SET_NAME, "cronvisor-runner", 0, 0, 0);
+	/*
 	 * The supervisor's mask (its signals go to a signalfd) is not ours,
 	 * nor what it ignores (SIGPIPE), which execve() kept: every runner
 	 * forked from here starts with the default dispositions.  SIGPIPE is
