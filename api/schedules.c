@@ -949,7 +949,11 @@ remove_locked(struct request *rq, const char *ids, char *err, size_t errlen)
 {
 	const char *p[1] = {ids};
 
+	/* Their trigger keys go at once, the rows maybe later (below). */
 	if (db_exec(rq->db,
+	        "DELETE FROM trigger_keys WHERE schedule_id = ANY($1::uuid[])",
+	        1, p, err, errlen) == -1 ||
+	    db_exec(rq->db,
 	        "DELETE FROM schedules WHERE id = ANY($1::uuid[]) "
 	        "AND running = 0",
 	        1, p, err, errlen) == -1 ||
@@ -1212,15 +1216,16 @@ trigger_replay(struct request *rq, struct response *rs, const char *id,
 	}
 	if (strcmp(db_rows_value(rows, 0, 3), "t") != 0) {
 		db_rows_free(rows);
-		api_error(rs, 422, "idempotency_conflict", "Idempotency-Key",
-		    "this key was used for a trigger of another schedule or "
-		    "with another body");
-		return 1;
+		return api_error(rs, 422, "idempotency_conflict",
+		           "Idempotency-Key",
+		           "this key was used for a trigger of another "
+		           "schedule or with another body") == -1
+		    ? -1
+		    : 1;
 	}
 	if (strcmp(db_rows_value(rows, 0, 4), "t") == 0) {
 		db_rows_free(rows);
-		not_found(rs);
-		return 1;
+		return not_found(rs) == -1 ? -1 : 1;
 	}
 	return trigger_reply(rs, id, rows) == -1 ? -1 : 1;
 }
@@ -1255,7 +1260,8 @@ trigger_keyed(struct request *rq, struct response *rs, const char **p,
 	         "nextval(pg_get_serial_sequence('triggers', 'id')) "
 	         "FROM schedules WHERE id = $1 AND deleted_at IS NULL "
 	         "AND ($4::text IS NULL OR owner = $4) "
-	         "ON CONFLICT DO NOTHING RETURNING schedule_id, trigger_id) "
+	         "ON CONFLICT (requested_by, key) DO NOTHING "
+	         "RETURNING schedule_id, trigger_id) "
 	         "INSERT INTO triggers (id, schedule_id, payload, requested_by) "
 	         "SELECT trigger_id, schedule_id, $2::jsonb, $3 FROM k "
 	         "RETURNING id, cronvisor_time(created_at), "

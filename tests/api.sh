@@ -350,17 +350,39 @@ ktrig "$A" "$ktr" tk-1 '{"payload": {"n": 1}}'
 ok_status "keyed trigger a day later: 202" 202
 ok "keyed trigger a day later: a new trigger" "$([ "$(j .trigger_id)" != "$(echo "$first" | cut -d, -f2)" ] && echo new)" new
 ok "keyed trigger a day later: the old key gone" "$(sql "SELECT count(*) FROM trigger_keys WHERE key = 'tk-1' AND created_at < now() - interval '1 day'")" 0
-# two requests of one key at once: one trigger, both answered with it
+# Two requests of one key at once, both held at the statement that takes
+# the key (the triggers table locked by a session of this test) and let go
+# together: one trigger, and both are answered with it.
+tcount() {
+	sql "SELECT (SELECT count(*) FROM runs WHERE schedule_id = '$ktr' AND triggered)
+		+ (SELECT count(*) FROM triggers WHERE schedule_id = '$ktr')"
+}
+t0=$(tcount)
+mkfifo "$tmp/lock" || exit 1
+psql "$base dbname=$name" -X -q -v ON_ERROR_STOP=1 <"$tmp/lock" >/dev/null 2>&1 &
+locker=$!
+exec 8>"$tmp/lock"
+echo "BEGIN; LOCK TABLE triggers IN SHARE MODE;" >&8
+wait_for 10 "SELECT count(*) = 1 FROM pg_locks WHERE relation = 'triggers'::regclass
+	AND mode = 'ShareLock' AND granted"
 for i in 1 2; do
 	curl -sS -o "$tmp/kt$i" --max-time 20 -X POST -H "Authorization: Bearer $A" \
 		-H 'Idempotency-Key: tk-race' "$CV_API_URL/schedules/$ktr/trigger" &
 done
+wait_for 10 "SELECT count(*) = 2 FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+	AND query LIKE 'WITH k AS (INSERT INTO trigger_keys%'"
+held=$?
+echo "COMMIT;" >&8
+exec 8>&-
 wait
+ok "one key at once: both held at the insert" "$held" 0
 ok "one key at once: both answered with one trigger" "$(jq -r '.trigger_id | type' "$tmp/kt1"):$(
 	[ "$(jq -r .trigger_id "$tmp/kt1")" = "$(jq -r .trigger_id "$tmp/kt2")" ] && echo same)" "number:same"
-ok "one key at once: one key row" "$(sql "SELECT count(*) FROM trigger_keys WHERE key = 'tk-race'")" 1
-# deleting the schedule forgets its keys
+ok "one key at once: one trigger" "$(($(tcount) - t0))" 1
+# Deleting the schedule forgets its keys at once, even while it waits for
+# a run in flight to go.
 call DELETE "/schedules/$ktr" "$A"
+ok "keys of a deleted schedule: gone" "$code $(sql "SELECT count(*) FROM trigger_keys WHERE schedule_id = '$ktr'")" "204 0"
 ktrig "$A" "$ktr" tk-race
 ok_error "keyed trigger of a deleted schedule" 404 not_found null
 

@@ -111,7 +111,7 @@ kill -9 "$helper"
 wait_for 10 "SELECT status = 'done' FROM schedules WHERE id = '$zap'"
 ok helper-killed-run-ends "$(sql "SELECT status FROM runs WHERE schedule_id = '$zap'")" "succeeded"
 ok helper-death-logged "$(grep -c "runner helper $helper: " "$work/cvd.log")" "1"
-sleep 1.1 # a dead helper is replaced a second later
+sleep 1.2 # a dead helper is replaced a second after it was reaped (logged)
 after=$(add after "kind, at, target" "'once', now(), '{\"type\":\"exec\",\"argv\":[\"/bin/true\"]}'")
 wait_for 10 "SELECT status = 'done' FROM schedules WHERE id = '$after'"
 ok helper-replaced "$(pgrep -P "$pid" -x cronvisor-runne | grep -vx "$helper" | grep -c .)" "1"

@@ -172,28 +172,39 @@ ok late-alone "$(sql "SELECT count(*) FILTER (WHERE s.status = 'active' AND s.ru
 	FROM schedules s JOIN runs r ON r.schedule_id = s.id WHERE s.name IN ('late-9', 'late-10')")" "2|2"
 
 # Triggered runs ending in one batch with slot runs, two of them beside a
-# slot run of their own schedule: all six runs wait on one FIFO and end
-# when it closes.  A triggered run moves only `running`; the slot runs
-# move their schedules on as if alone.  Such a batch locks its schedules
-# first and writes the triggered runs and the second run of a schedule one
-# by one, in the same transaction.
+# slot run of their own schedule: all six runs read one FIFO and end when
+# it closes.  The test holds the FIFO open for writing from before they
+# start, so that a command's open never waits, and each command says it
+# has it open (a file of its own) before it reads; once all six have, the
+# test closes its end and every one of them sees the end of the FIFO at
+# once.  A triggered run moves only `running`; the slot runs move their
+# schedules on as if alone.  Such a batch locks its schedules first and
+# writes the triggered runs and the second run of a schedule one by one,
+# in the same transaction.
 fifo="$work/barrier"
-mkfifo "$fifo" || exit 1
+mkfifo "$fifo" && mkdir "$work/ready" || exit 1
+exec 9<>"$fifo"
 sql "BEGIN;
 CREATE TEMP TABLE t AS SELECT date_trunc('second', now()) + interval '2 s' AS at;
 INSERT INTO schedules (name, owner, kind, interval_seconds, overlap, next_run_at, next_slot_at, target)
 	SELECT 'mixed-' || i, 'test', 'interval', 3600, 'allow', at, at,
-	'$(exec_target "cat $fifo >/dev/null; echo ran")'::jsonb FROM t, generate_series(1, 4) i;
+	'$(exec_target "exec 3<$fifo; touch $work/ready/\$\$; cat <&3 >/dev/null; echo ran")'::jsonb
+	FROM t, generate_series(1, 4) i;
 COMMIT" >/dev/null || exit 1
-wait_for 15 "SELECT count(*) = 4 FROM runs r JOIN schedules s ON s.id = r.schedule_id
-	WHERE s.name LIKE 'mixed-%' AND r.status = 'running'"
+ready() { # ready N: waits up to 15 s for N commands holding the FIFO
+	i=0
+	while [ "$(ls "$work/ready" | wc -l)" -lt "$1" ] && [ $i -lt 150 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	ls "$work/ready" | wc -l
+}
+ok mixed-slots-ready "$(ready 4)" 4
 sql "INSERT INTO triggers (schedule_id, requested_by)
 	SELECT id, 'test' FROM schedules WHERE name IN ('mixed-1', 'mixed-2')" >/dev/null
-wait_for 15 "SELECT count(*) = 6 FROM runs r JOIN schedules s ON s.id = r.schedule_id
-	WHERE s.name LIKE 'mixed-%' AND r.status = 'running'"
+ok mixed-all-ready "$(ready 6)" 6
 locked=$(grep -c 'schedules locked first' "$work/cvd.log")
-# Every reader of the FIFO sees its end at once.
-: >"$fifo"
+exec 9>&-
 wait_for 15 "SELECT count(*) = 0 FROM runs r JOIN schedules s ON s.id = r.schedule_id
 	WHERE s.name LIKE 'mixed-%' AND r.status = 'running'"
 ok mixed-runs "$(sql "SELECT string_agg(s.name || ':' || r.triggered || ':' || r.status || ':' || r.output,

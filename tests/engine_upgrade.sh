@@ -50,7 +50,14 @@ ok through-helper "$(parent first)" "cronvisor-runner --helper"
 cp /bin/sleep "$work/bin/cronvisor-runner.new" &&
 	mv "$work/bin/cronvisor-runner.new" "$work/bin/cronvisor-runner" || exit 1
 kill -9 "$h1"
-sleep 1.1 # a dead helper is replaced a second later, at the next exec run
+# A dead helper is replaced a second after the supervisor reaped it, at the
+# next exec run.
+i=0
+until grep -q "runner helper $h1: killed" "$work/cvd.log" || [ $i -ge 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 1.2
 ok after-upgrade "$(parent second)" "cronvisor-runner --helper"
 h2=$(helper)
 ok helper-replaced "$(echo "$h2" | grep -c .):$([ "$h2" != "$h1" ] && echo new)" "1:new"
