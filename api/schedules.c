@@ -837,10 +837,6 @@ timing_changed(const struct schedule_doc *a, const struct schedule_doc *b)
 	return changed;
 }
 
-/*
- * PATCH /schedules/{id}: the fields the body names change; a new timing
- * moves an active schedule's next slot (a pending retry keeps its time).
- */
 /* 1 if the PATCH body (valid: schedule_patch() took it) sets key to null. */
 static int
 patch_null(const struct request *rq, const char *key)
@@ -852,6 +848,10 @@ patch_null(const struct request *rq, const char *key)
 	return r;
 }
 
+/*
+ * PATCH /schedules/{id}: the fields the body names change; a new timing
+ * moves an active schedule's next slot (a pending retry keeps its time).
+ */
 int
 schedules_update(
     struct request *rq, struct response *rs, char *err, size_t errlen)
@@ -1245,12 +1245,11 @@ trigger_keyed(struct request *rq, struct response *rs, const char **p,
 	struct db_rows *rows;
 	int r;
 
-	if ((rows = db_query(rq->db,
-	         "DELETE FROM trigger_keys "
-	         "WHERE created_at <= now() - interval '1 day'",
-	         0, NULL, err, errlen)) == NULL)
+	if (db_exec(rq->db,
+	        "DELETE FROM trigger_keys "
+	        "WHERE created_at <= now() - interval '1 day'",
+	        0, NULL, err, errlen) == -1)
 		return API_DB_FAILED;
-	db_rows_free(rows);
 	if ((r = trigger_replay(rq, rs, p[0], body, err, errlen)) != 0)
 		return r == 1 ? 0 : r;
 	if ((rows = db_query(rq->db,
