@@ -148,13 +148,11 @@ ok buffer-one "$(sql "SELECT count(*) FILTER (WHERE status = 'skipped') || ':' |
 cp "$work/conf" "$work/conf.good"
 echo "max_concurrent_runs = 0" >>"$work/conf"
 kill -HUP "$pid"
-i=0
-until grep -q "keeping the running configuration" "$work/cvd.log" || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+wait_until 5 grep -q "keeping the running configuration" "$work/cvd.log"
 ok hup-bad "$(grep -c "max_concurrent_runs: 0 is out of range" "$work/cvd.log")" "1"
 cp "$work/conf.good" "$work/conf"
 kill -HUP "$pid"
-i=0
-until grep -q "configuration reloaded" "$work/cvd.log" || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+wait_until 5 grep -q "configuration reloaded" "$work/cvd.log"
 ok hup-good "$(grep -c "configuration reloaded" "$work/cvd.log")" "1"
 
 # retention: a schedule keeps its newest history_limit runs

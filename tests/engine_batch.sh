@@ -191,12 +191,9 @@ INSERT INTO schedules (name, owner, kind, interval_seconds, overlap, next_run_at
 	'$(exec_target "exec 3<$fifo; touch $work/ready/\$\$; cat <&3 >/dev/null; echo ran")'::jsonb
 	FROM t, generate_series(1, 4) i;
 COMMIT" >/dev/null || exit 1
+holding() { [ "$(ls "$work/ready" | wc -l)" -ge "$1" ]; }
 ready() { # ready N: waits up to 15 s for N commands holding the FIFO
-	i=0
-	while [ "$(ls "$work/ready" | wc -l)" -lt "$1" ] && [ $i -lt 150 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_until 15 holding "$1"
 	ls "$work/ready" | wc -l
 }
 ok mixed-slots-ready "$(ready 4)" 4

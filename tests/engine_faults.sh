@@ -315,8 +315,7 @@ kill -STOP "$pid_x"
 start y
 wait_for 20 "SELECT status = 'done' FROM schedules WHERE id = '$fence'"
 kill -CONT "$pid_x"
-i=0
-until grep -q "no longer ours (lease lost)" "$work/x.log" || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+wait_until 10 grep -q "no longer ours (lease lost)" "$work/x.log"
 ok fence-refused "$(grep -c "no longer ours (lease lost)" "$work/x.log")" "1"
 ok fence-rows "$(sql "SELECT string_agg(attempt || ':' || status || ':' || s.name, ',' ORDER BY attempt) FROM runs r JOIN supervisors s ON s.id = r.supervisor_id WHERE schedule_id = '$fence'")" \
 	"0:lost:x,1:succeeded:y"

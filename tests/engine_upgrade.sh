@@ -33,12 +33,8 @@ parent() {
 }
 # helper: the helper's pid, waiting up to 5 s for one
 helper() {
-	i=0
-	until h=$(pgrep -P "$pid" -x cronvisor-runne) || [ $i -ge 50 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	echo "$h"
+	wait_until 5 pgrep -P "$pid" -x cronvisor-runne >/dev/null
+	pgrep -P "$pid" -x cronvisor-runne
 }
 
 start
@@ -52,11 +48,7 @@ cp /bin/sleep "$work/bin/cronvisor-runner.new" &&
 kill -9 "$h1"
 # A dead helper is replaced a second after the supervisor reaped it, at the
 # next exec run.
-i=0
-until grep -q "runner helper $h1: killed" "$work/cvd.log" || [ $i -ge 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_until 10 grep -q "runner helper $h1: killed" "$work/cvd.log"
 sleep 1.2
 ok after-upgrade "$(parent second)" "cronvisor-runner --helper"
 h2=$(helper)

@@ -41,6 +41,18 @@ wait_for() {
 	return 1
 }
 
+# wait_until SECONDS COMMAND...: runs the command every 0.1 s until it
+# succeeds; 1 on time-out.
+wait_until() {
+	w_n=$(($1 * 10))
+	shift
+	until "$@"; do
+		[ "$w_n" -le 0 ] && return 1
+		sleep 0.1
+		w_n=$((w_n - 1))
+	done
+}
+
 # check NAME WANT-EXIT WANT-SUBSTRING -- COMMAND...: runs the command and
 # checks its exit status and that its stdout+stderr contain the substring;
 # the output stays in $out.
