@@ -1231,10 +1231,12 @@ trigger_replay(struct request *rq, struct response *rs, const char *id,
 }
 
 /*
- * The trigger of a request with an Idempotency-Key: a key older than a
- * day is forgotten; one the requester used since gets the first answer
- * again; a new one is taken together with the trigger, in one statement,
- * so that of two requests sent at once only one triggers a run.
+ * The trigger of a request with an Idempotency-Key: one the requester
+ * used within the last day gets the first answer again; a new one is
+ * taken together with the trigger, in one statement, so that of two
+ * requests sent at once only one triggers a run.  A key older than a day
+ * counts as new: its row, if the supervisors' heartbeat has not removed
+ * it yet (prune.c), is taken over by the same statement.
  */
 static int
 trigger_keyed(struct request *rq, struct response *rs, const char **p,
@@ -1245,11 +1247,6 @@ trigger_keyed(struct request *rq, struct response *rs, const char **p,
 	struct db_rows *rows;
 	int r;
 
-	if (db_exec(rq->db,
-	        "DELETE FROM trigger_keys "
-	        "WHERE created_at <= now() - interval '1 day'",
-	        0, NULL, err, errlen) == -1)
-		return API_DB_FAILED;
 	if ((r = trigger_replay(rq, rs, p[0], body, err, errlen)) != 0)
 		return r == 1 ? 0 : r;
 	if ((rows = db_query(rq->db,
@@ -1259,7 +1256,10 @@ trigger_keyed(struct request *rq, struct response *rs, const char **p,
 	         "nextval(pg_get_serial_sequence('triggers', 'id')) "
 	         "FROM schedules WHERE id = $1 AND deleted_at IS NULL "
 	         "AND ($4::text IS NULL OR owner = $4) "
-	         "ON CONFLICT (requested_by, key) DO NOTHING "
+	         "ON CONFLICT (requested_by, key) DO UPDATE SET "
+	         "hash = EXCLUDED.hash, schedule_id = EXCLUDED.schedule_id, "
+	         "trigger_id = EXCLUDED.trigger_id, created_at = now() "
+	         "WHERE trigger_keys.created_at <= now() - interval '1 day' "
 	         "RETURNING schedule_id, trigger_id) "
 	         "INSERT INTO triggers (id, schedule_id, payload, requested_by) "
 	         "SELECT trigger_id, schedule_id, $2::jsonb, $3 FROM k "

@@ -520,8 +520,8 @@ retire(int64_t now_ms)
 }
 
 /*
- * Heartbeat, our runs squared with our jobs, lost runs, history and
- * deleted schedules left behind, every heartbeat_seconds.
+ * Heartbeat, our runs squared with our jobs, lost runs, history, deleted
+ * schedules left behind and expired trigger keys, every heartbeat_seconds.
  */
 static void
 heartbeat(int64_t now_ms)
@@ -538,7 +538,8 @@ heartbeat(int64_t now_ms)
 	    peer_reap_lost(
 	        sv.db, sv.id, sv.cf.lease_seconds, err, sizeof(err)) == -1 ||
 	    prune_run(sv.db, err, sizeof(err)) == -1 ||
-	    prune_deleted(sv.db, err, sizeof(err)) == -1)
+	    prune_deleted(sv.db, err, sizeof(err)) == -1 ||
+	    prune_keys(sv.db, err, sizeof(err)) == -1)
 		db_failed(err);
 	/*
 	 * Runs declared lost above were moved on to their retries, whose

@@ -183,6 +183,7 @@ int peer_reap_orphans(struct db *db, int64_t self,
 void prune_note(const char *id);
 int prune_run(struct db *db, char *err, size_t errlen);
 int prune_deleted(struct db *db, char *err, size_t errlen);
+int prune_keys(struct db *db, char *err, size_t errlen);
 
 /* sched.c: schedules rows and the runs they make. */
 #define SCHED_COLUMNS                                                          \

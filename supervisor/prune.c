@@ -6,7 +6,8 @@
  * each, so that a schedule whose limit was lowered a lot is trimmed over
  * several heartbeats instead of in one long statement.  The heartbeat
  * also deletes the schedules the API deleted while runs were in flight,
- * should the transaction recording their last run not have done it.
+ * should the transaction recording their last run not have done it, and
+ * the trigger Idempotency-Keys older than a day.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,13 @@
  */
 #define PRUNE_DELETED_SQL                                                      \
 	"DELETE FROM schedules WHERE deleted_at IS NOT NULL AND running = 0"
+/*
+ * Trigger Idempotency-Keys are answered for a day (api/schedules.c); the
+ * API no longer reads older ones, and this removes them (an index scan on
+ * trigger_keys_created, nothing to do on most heartbeats).
+ */
+#define PRUNE_KEYS_SQL                                                         \
+	"DELETE FROM trigger_keys WHERE created_at <= now() - interval '1 day'"
 
 static char noted[PRUNE_MAX][40];
 static int nnoted;
@@ -115,5 +123,20 @@ prune_deleted(struct db *db, char *err, size_t errlen)
 		log_info("removed %d deleted schedule%s whose runs in flight "
 		         "had ended",
 		    n, n == 1 ? "" : "s");
+	return n == -1 ? -1 : 0;
+}
+
+/*
+ * Deletes the trigger Idempotency-Keys older than a day.  Returns 0, or -1
+ * with err set.
+ */
+int
+prune_keys(struct db *db, char *err, size_t errlen)
+{
+	int n = db_exec(db, PRUNE_KEYS_SQL, 0, NULL, err, errlen);
+
+	if (n > 0)
+		log_debug("removed %d trigger key%s older than a day", n,
+		    n == 1 ? "" : "s");
 	return n == -1 ? -1 : 0;
 }

@@ -344,12 +344,26 @@ ok_error "another requester's key: alice's schedule is not found" 404 not_found 
 ktrig "$A" "$ktr" "$(printf 'k%.0s' $(seq 256))"
 ok_error "trigger key of 256 characters" 400 invalid_header Idempotency-Key
 ok "refused keyed triggers: nothing changed" "$(snap)" "$before"
-# a key is forgotten after a day: the same request triggers again
+# A key is forgotten after a day: the same request triggers again.  The
+# supervisor is stopped meanwhile, so that its heartbeat cannot remove the
+# expired row first: the trigger itself takes the row over.
+kill -STOP "$CV_SUPERVISOR_PID"
 sql "UPDATE trigger_keys SET created_at = created_at - interval '25 hours' WHERE key = 'tk-1'" >/dev/null
 ktrig "$A" "$ktr" tk-1 '{"payload": {"n": 1}}'
 ok_status "keyed trigger a day later: 202" 202
 ok "keyed trigger a day later: a new trigger" "$([ "$(j .trigger_id)" != "$(echo "$first" | cut -d, -f2)" ] && echo new)" new
-ok "keyed trigger a day later: the old key gone" "$(sql "SELECT count(*) FROM trigger_keys WHERE key = 'tk-1' AND created_at < now() - interval '1 day'")" 0
+ok "keyed trigger a day later: the key's row taken over" "$(sql "SELECT count(*), min(trigger_id) = $(j .trigger_id),
+	min(created_at) > now() - interval '1 minute' FROM trigger_keys WHERE key = 'tk-1'")" "1|t|t"
+# An expired key nobody sends again goes at the supervisor's next heartbeat
+# (1 s here), with no request to the API.
+ktrig "$A" "$ktr" tk-old
+ok_status "keyed trigger tk-old: 202" 202
+sql "UPDATE trigger_keys SET created_at = created_at - interval '25 hours' WHERE key = 'tk-old'" >/dev/null
+ok "expired key kept while the supervisor is stopped" "$(sql "SELECT count(*) FROM trigger_keys WHERE key = 'tk-old'")" 1
+kill -CONT "$CV_SUPERVISOR_PID"
+wait_for 10 "SELECT count(*) = 0 FROM trigger_keys WHERE key = 'tk-old'"
+ok "expired key removed by the supervisor's heartbeat" "$?" 0
+ok "a fresh key stays" "$(sql "SELECT count(*) FROM trigger_keys WHERE key = 'tk-1'")" 1
 # Two requests of one key at once, both held at the statement that takes
 # the key (the triggers table locked by a session of this test) and let go
 # together: one trigger, and both are answered with it.
