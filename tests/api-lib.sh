@@ -91,6 +91,11 @@ snap() {
 	     || '/' || (SELECT count(*) FROM runs)"
 }
 
+# api_healthy: true when GET /health through nginx answers 200.
+api_healthy() {
+	[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$CV_API_URL/health")" = 200 ]
+}
+
 # wait_api SECONDS FILTER PATH TOKEN: polls GET PATH until jq FILTER of the
 # answer is "true"; 1 on time-out (the last answer stays in resp).
 wait_api() {

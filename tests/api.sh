@@ -479,9 +479,7 @@ ok_error "pause of done" 400 invalid_state status
 "$CRONVISOR_API" -f "$CV_CONF" >"$work/api2.log" 2>&1 </dev/null &
 p2=$!
 extra="$extra $p2"
-i=0
-while kill -0 "$p2" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-if kill -0 "$p2" 2>/dev/null; then
+if ! wait_gone 5 "$p2"; then
 	ok "second API on a busy socket: refused within 5 s" running exited
 	kill -KILL "$p2"
 	wait "$p2" 2>/dev/null
@@ -495,9 +493,8 @@ ok "first API still serves" "$code $(kill -0 "$CV_API_PID" 2>/dev/null && echo a
 # SIGTERM: gone within 2 s (the harness started it: its exit status is
 # checked below on one this script starts).
 kill -TERM "$CV_API_PID"
-i=0
-while kill -0 "$CV_API_PID" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
-ok "SIGTERM: the API exits within 2 s" "$(kill -0 "$CV_API_PID" 2>/dev/null && echo running || echo gone)" gone
+wait_gone 2 "$CV_API_PID"
+ok "SIGTERM: the API exits within 2 s" "$?" 0
 call GET /health ""
 ok "no API: nginx answers 502" "$code" 502
 # A new server with a 1 KiB body limit (the lowest): its own 413.
@@ -505,21 +502,15 @@ CRONVISOR_API_MAX_BODY_BYTES=1024 "$CRONVISOR_API" -f "$CV_CONF" \
 	>>"$work/api3.log" 2>&1 </dev/null &
 p3=$!
 extra="$extra $p3"
-i=0
-until [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$CV_API_URL/health")" = 200 ] || [ $i -ge 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-ok "restarted API serves within 10 s" "$([ $i -lt 100 ] && echo yes)" yes
+wait_until 10 api_healthy
+ok "restarted API serves within 10 s" "$?" 0
 before=$(snap)
 printf '{"name": "big", %s, "description": "%s"}' "$far" "$(head -c 2000 /dev/zero | tr '\0' a)" >"$tmp/2k"
 send POST /schedules "$A" "@$tmp/2k"
 ok_error "2 KB body over api_max_body_bytes 1024" 413 payload_too_large null
 ok "2 KB body: nothing changed" "$(snap)" "$before"
 kill -TERM "$p3"
-i=0
-while kill -0 "$p3" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
-if kill -0 "$p3" 2>/dev/null; then
+if ! wait_gone 2 "$p3"; then
 	ok "SIGTERM: exit 0 within 2 s" running "exit 0"
 else
 	wait "$p3"

@@ -119,12 +119,8 @@ run=$(printf '%s\n' "$out" | sed -n 's/.*: run //p')
 # the trigger carried an Idempotency-Key (sent again with it after a 503)
 ok trigger-key "$(sql "SELECT length(key) || ' ' || requested_by FROM trigger_keys
 	WHERE schedule_id = '$id1'")" "32 admin"
-i=0
-while [ $i -lt 100 ] && ! "$ctl" runs list "$id1" 2>/dev/null |
-	grep -q "^$run  succeeded"; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_until 10 sh -c '"$1" runs list "$2" 2>/dev/null | grep -q "^$3  succeeded"' \
+	- "$ctl" "$id1" "$run"
 check runs-list 0 "$run  succeeded" -- "$ctl" runs list "$id1"
 check runs-header 0 "ID                 STATUS     SLOT" -- "$ctl" runs list "$id1"
 check runs-show 0 "    hello" -- "$ctl" runs show "$run"

@@ -165,8 +165,7 @@ ok retention "$(sql "SELECT count(*) || ':' || (max(repeat_number) = max(s.run_c
 
 # SIGTERM: a clean stop, recorded
 kill -TERM "$pid"
-i=0
-while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+wait_gone 10 "$pid"
 wait "$pid"
 ok sigterm-exit "$?" "0"
 pid=""

@@ -102,8 +102,7 @@ q postgres "CREATE DATABASE $name" >/dev/null || exit 1
 python3 "$here/helpers/httpd.py" "$work/port" "$work/http.req" \
 	>"$work/httpd.log" 2>&1 &
 httpd=$!
-i=0
-while [ ! -f "$work/port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+wait_until 5 test -f "$work/port"
 port=$(cat "$work/port") || exit 1
 
 # --- 1a. two supervisors, exactly once; with them, 4, 6, 7 and 8 --------

@@ -246,8 +246,7 @@ t10=$(trig "$stopped" NULL)
 r10=$(run_of "$stopped" "$t10")
 wait_for 10 "SELECT count(*) = 1 FROM runs WHERE id = '$r10' AND status = 'running'"
 kill -TERM "$pid"
-i=0
-while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+wait_gone 10 "$pid"
 wait "$pid"
 ok sigterm-exit "$?" "0"
 pid=""

@@ -70,8 +70,7 @@ start() {
 # Stops the supervisor with SIGTERM, bounded; SIGKILL if it hangs.
 stop() {
 	kill -TERM "$pid"
-	i=0
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	wait_gone 10 "$pid"
 	kill -9 "$pid" 2>/dev/null
 	wait "$pid"
 	ok "$1-stop" "$?" "0"
@@ -102,17 +101,6 @@ zombies() {
 fds() { ls /proc/"$pid"/fd 2>/dev/null | wc -l; }
 kb() { awk -v k="$2:" '$1 == k {print $2}' /proc/"$1"/status 2>/dev/null; }
 
-# until SECS CMD...: polls the command until it succeeds; 1 on time-out.
-until_ok() {
-	n=$(($1 * 10))
-	shift
-	while [ "$n" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
 none_left() { [ -z "$(ours "$1")" ]; }
 no_kids() { [ "$(kids)" -eq 0 ]; }
 at_base() { [ "$(fds)" -eq "$fdbase" ]; }
@@ -156,12 +144,12 @@ healthy() {
 # clean CASE SCHEDULE-ID: nothing of the run is left, the supervisor is
 # healthy and holds as many descriptors as it did at the baseline.
 clean() {
-	until_ok 10 none_left "CRONVISOR_SCHEDULE_ID=$2"
+	wait_until 10 none_left "CRONVISOR_SCHEDULE_ID=$2"
 	ok "$1-no-process" "$(ours "CRONVISOR_SCHEDULE_ID=$2" | wc -l)" "0"
 	ok "$1-no-zombie" "$(zombies)" "0"
-	until_ok 10 no_kids
+	wait_until 10 no_kids
 	ok "$1-no-child" "$(kids)" "0"
-	until_ok 5 at_base
+	wait_until 5 at_base
 	ok "$1-fds" "$(fds)" "$fdbase"
 	echo "figure $1: supervisor fds $(fds) (baseline $fdbase), VmRSS $(kb "$pid" VmRSS) kB, VmHWM $(kb "$pid" VmHWM) kB"
 	healthy "$1"
@@ -284,7 +272,7 @@ clean fault-name-inert "$s"
 # --- the privilege drop and no shell, read from /proc of a running job ---
 # proc_status ID FIELD...: fields of /proc/PID/status of the job's process
 proc_status() {
-	until_ok 10 sh -c "[ -n \"\$(grep -lsa -- 'CRONVISOR_SCHEDULE_ID=$1' /proc/[0-9]*/environ)\" ]"
+	wait_until 10 sh -c "[ -n \"\$(grep -lsa -- 'CRONVISOR_SCHEDULE_ID=$1' /proc/[0-9]*/environ)\" ]"
 	p=$(ours "CRONVISOR_SCHEDULE_ID=$1" | head -n 1)
 	shift
 	for f in "$@"; do
@@ -349,14 +337,14 @@ start "$cvd"
 healthy restart
 fdbase=$(fds)
 s=$(once outlive 30 '{}' "$(target "[\"$helper\",\"outlive\",\"4\",\"$work/outlive\"]")" 1)
-until_ok 10 sh -c "[ -n \"\$(grep -lsa -- 'CRONVISOR_SCHEDULE_ID=$s' /proc/[0-9]*/environ)\" ]"
+wait_until 10 sh -c "[ -n \"\$(grep -lsa -- 'CRONVISOR_SCHEDULE_ID=$s' /proc/[0-9]*/environ)\" ]"
 run0=$(run_of "$s" id)
 runner=$(cat /proc/"$pid"/task/*/children)
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 pid=""
 t0=$(date +%s%N)
-until_ok 10 none_left "CRONVISOR_SCHEDULE_ID=$s"
+wait_until 10 none_left "CRONVISOR_SCHEDULE_ID=$s"
 t1=$(date +%s%N)
 ok outlive-killed "$(ours "CRONVISOR_SCHEDULE_ID=$s" | wc -l)" "0"
 echo "figure outlive: the run's processes were gone $(((t1 - t0) / 1000000)) ms after kill -9 (kill grace 1 s)"

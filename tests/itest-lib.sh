@@ -53,6 +53,11 @@ wait_until() {
 	done
 }
 
+# gone PID: true when process PID has exited.  wait_gone SECONDS PID:
+# polls until it has; 1 on time-out.
+gone() { ! kill -0 "$1" 2>/dev/null; }
+wait_gone() { wait_until "$1" gone "$2"; }
+
 # check NAME WANT-EXIT WANT-SUBSTRING -- COMMAND...: runs the command and
 # checks its exit status and that its stdout+stderr contain the substring;
 # the output stays in $out.

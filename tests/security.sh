@@ -301,6 +301,7 @@ done
 landed() { grep -c ' /landing ' "$CV_RECEIVER_LOG" 2>/dev/null || true; }
 received() { grep -c ' /receiver ' "$CV_RECEIVER_LOG" 2>/dev/null || true; }
 reloads=0
+reloaded() { [ "$(grep -c 'configuration reloaded' "$work/cvd.log")" -ge $reloads ]; }
 # reconf LINES: the harness's configuration plus LINES; SIGHUP to the
 # supervisor and wait until it says it reloaded.
 cp "$CV_CONF" "$tmp/base.conf"
@@ -308,29 +309,17 @@ reconf() {
 	{ cat "$tmp/base.conf"; printf '%s\n' "$1"; } >"$CV_CONF"
 	kill -HUP "$CV_SUPERVISOR_PID"
 	reloads=$((reloads + 1))
-	i=0
-	while [ "$(grep -c 'configuration reloaded' "$work/cvd.log")" -lt $reloads ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_until 10 reloaded
 	ok "supervisor reloaded ($1)" "$(grep -c 'configuration reloaded' "$work/cvd.log")" $reloads
 }
 # restart_api: the API reads its configuration only at start.
 restart_api() {
 	ra_p=$(cat "$work/api.pid")
 	kill -TERM "$ra_p"
-	i=0
-	while kill -0 "$ra_p" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_gone 10 "$ra_p"
 	"$CRONVISOR_API" -f "$CV_CONF" </dev/null >>"$work/api.log" 2>&1 &
 	echo $! >"$work/api.pid"
-	i=0
-	until [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$CV_API_URL/health")" = 200 ] || [ $i -ge 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_until 10 api_healthy
 	ok "API restarted" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$CV_API_URL/health")" 200
 }
 # http_run URL: an http schedule of alice's with an allowed URL, its
@@ -431,11 +420,7 @@ ok "which the landing page saw" "$(landed)" "$((l0 + 1))"
 ap=$(cat "$work/api.pid")
 t0=$(date +%s)
 kill -TERM "$ap"
-i=0
-while kill -0 "$ap" 2>/dev/null && [ $i -lt 400 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_gone 40 "$ap"
 echo "security: cronvisor-api stopped in $(($(date +%s) - t0)) s"
 ok "cronvisor-api stopped cleanly on SIGTERM" \
 	"$(kill -0 "$ap" 2>/dev/null && echo running || tail -n 1 "$work/api.log")" \

@@ -102,11 +102,7 @@ tgt_http() { printf '"target": {"type": "http", "url": "%s"}' "$1"; }
 { cat "$CV_CONF"; echo "limit_nofile = 0"; } >"$vgtmp/conf" &&
 	cat "$vgtmp/conf" >"$CV_CONF"
 kill -HUP "$CV_SUPERVISOR_PID"
-i=0
-until grep -q 'configuration reloaded' "$work/cvd.log" || [ $i -ge 300 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_until 30 grep -q 'configuration reloaded' "$work/cvd.log"
 ok "supervisor reloaded with limit_nofile = 0" "$(grep -c 'configuration reloaded' "$work/cvd.log")" 1
 
 ok "exec echo" "$(run "$(tgt_exec '["/bin/echo", "hello"]')")" "succeeded "
@@ -132,11 +128,7 @@ call DELETE "/schedules/$iv" "$T"
 # SIGTERM, and up to 120 s for valgrind's leak check.
 pid=$(cat "$vgtmp/cronvisord.pid")
 kill -TERM "$CV_SUPERVISOR_PID"
-i=0
-while [ ! -s "$vgtmp/cronvisord.rc" ] && [ $i -lt 1200 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_until 120 test -s "$vgtmp/cronvisord.rc"
 ok "cronvisord under valgrind exited 0 on SIGTERM" "$(cat "$vgtmp/cronvisord.rc" 2>/dev/null)" 0
 ok "supervisor log written" "$(test -s "$vgtmp/cronvisord.$pid.log" && echo yes)" yes
 ok "supervisor: ERROR SUMMARY" \
@@ -175,11 +167,7 @@ ok "exec targets were checked" "$([ "$nexec" -ge 4 ] && echo yes || echo "$nexec
 if [ "$api" != "$2" ]; then
 	apid=$(cat "$vgtmp/cronvisor-api.pid")
 	kill -TERM "$(cat "$work/api.pid")"
-	i=0
-	while [ ! -s "$vgtmp/cronvisor-api.rc" ] && [ $i -lt 1200 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_until 120 test -s "$vgtmp/cronvisor-api.rc"
 	ok "cronvisor-api under valgrind exited 0 on SIGTERM" \
 		"$(cat "$vgtmp/cronvisor-api.rc" 2>/dev/null)" 0
 	ok "cronvisor-api: ERROR SUMMARY" \
