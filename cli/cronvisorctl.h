@@ -65,7 +65,20 @@ int config_main(int argc, char **argv);
 
 /* db.c: apply and list the schema migrations */
 int db_main(int argc, char **argv);
-struct db *db_connect(const char *url, const char *path, int must_exist);
+/* Where the database commands (db, token) find their database. */
+struct db_where {
+	const char *url;  /* --database, or NULL */
+	const char *path; /* -f FILE, the configuration (CONFIG_PATH) */
+	int must_exist;   /* 1: -f was given, the file must exist */
+};
+#define DB_WHERE_OPTS                                                          \
+	{"database", required_argument, NULL, 'd'},                            \
+	{                                                                      \
+		"file", required_argument, NULL, 'f'                           \
+	}
+void db_where_init(struct db_where *w);
+int db_where_option(struct db_where *w, int c, const char *arg);
+struct db *db_connect(const struct db_where *w);
 
 /* token.c: API tokens, straight in the database */
 int token_main(int argc, char **argv);

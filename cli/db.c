@@ -13,13 +13,6 @@
 
 #include "cronvisorctl.h"
 
-/* The options both subcommands take. */
-struct db_opts {
-	const char *url;  /* --database, or NULL */
-	const char *path; /* configuration file */
-	int must_exist;   /* 1: -f was given, the file must exist */
-};
-
 /* Prints the usage of the db commands on fp. */
 static void
 db_usage(FILE *fp)
@@ -39,60 +32,72 @@ db_usage(FILE *fp)
 
 /* Parses the options after "db SUB"; returns -1 done (help), 0, or 2. */
 static int
-db_parse(int argc, char **argv, struct db_opts *o)
+db_parse(int argc, char **argv, struct db_where *o)
 {
 	static const struct option opts[] = {
-	    {"database", required_argument, NULL, 'd'},
-	    {"file", required_argument, NULL, 'f'},
+	    DB_WHERE_OPTS,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
-	o->url = NULL;
-	o->path = CONFIG_PATH;
-	o->must_exist = 0;
+	db_where_init(o);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:f:h", opts, NULL)) != -1)
-		switch (c) {
-		case 'd':
-			o->url = optarg;
-			break;
-		case 'f':
-			o->path = optarg;
-			o->must_exist = 1;
-			break;
-		case 'h':
-			db_usage(stdout);
-			return -1;
-		default:
+	while ((c = getopt_long(argc, argv, "d:f:h", opts, NULL)) != -1) {
+		if (db_where_option(o, c, optarg))
+			continue;
+		if (c != 'h')
 			return CTL_EXIT_USAGE;
-		}
+		db_usage(stdout);
+		return -1;
+	}
 	if (optind != argc)
 		return ctl_usage_error("db %s takes no arguments", argv[0]);
 	return 0;
 }
 
+/* No --database, the default configuration file. */
+void
+db_where_init(struct db_where *w)
+{
+	*w = (struct db_where){NULL, CONFIG_PATH, 0};
+}
+
 /*
- * Connects to the database an operator's command names: url (--database)
- * if not NULL, else CRONVISOR_DATABASE_URL, else database_url of the
- * configuration file path (which must exist if must_exist).  Shared with
- * token.c.  Returns the connection, or NULL after a message on stderr.
+ * Takes option c of DB_WHERE_OPTS (--database, -f) into w; returns 1, or
+ * 0 when c is another option.  Shared with token.c.
+ */
+int
+db_where_option(struct db_where *w, int c, const char *arg)
+{
+	if (c == 'd')
+		w->url = arg;
+	else if (c == 'f')
+		*w = (struct db_where){w->url, arg, 1};
+	return c == 'd' || c == 'f';
+}
+
+/*
+ * Connects to the database an operator's command names: w->url
+ * (--database) if not NULL, else CRONVISOR_DATABASE_URL, else
+ * database_url of the configuration file w->path (which must exist if
+ * -f named it).  Shared with token.c.  Returns the connection, or NULL
+ * after a message on stderr.
  */
 struct db *
-db_connect(const char *url, const char *path, int must_exist)
+db_connect(const struct db_where *w)
 {
 	struct config cf;
 	struct db *db;
 	char err[CV_ERRLEN * 2];
 
-	if (url != NULL) {
-		if ((db = db_open(url, err, sizeof(err))) == NULL)
+	if (w->url != NULL) {
+		if ((db = db_open(w->url, err, sizeof(err))) == NULL)
 			log_warnx("%s", err);
 		return db;
 	}
 	config_defaults(&cf);
-	if (config_load(&cf, path, must_exist, err, sizeof(err)) == -1) {
+	if (config_load(&cf, w->path, w->must_exist, err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
 		config_clear(&cf);
 		return NULL;
@@ -163,7 +168,7 @@ db_status(struct db *db)
 int
 db_main(int argc, char **argv)
 {
-	struct db_opts o;
+	struct db_where o;
 	struct db *db;
 	int rc, migrate;
 
@@ -177,7 +182,7 @@ db_main(int argc, char **argv)
 	migrate = strcmp(argv[1], "migrate") == 0;
 	if ((rc = db_parse(argc - 1, argv + 1, &o)) != 0)
 		return rc == -1 ? CTL_EXIT_OK : rc;
-	if ((db = db_connect(o.url, o.path, o.must_exist)) == NULL)
+	if ((db = db_connect(&o)) == NULL)
 		return CTL_EXIT_FAIL;
 	rc = migrate ? db_migrate(db) : db_status(db);
 	db_close(db);

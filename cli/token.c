@@ -23,12 +23,10 @@
 
 /* The options of the token commands. */
 struct token_opts {
-	const char *owner;    /* --owner */
-	const char *role;     /* --role */
-	const char *note;     /* --note, "" */
-	const char *database; /* --database, or NULL */
-	const char *path;     /* -f FILE, the configuration */
-	int must_exist;       /* 1: -f was given */
+	const char *owner;     /* --owner */
+	const char *role;      /* --role */
+	const char *note;      /* --note, "" */
+	struct db_where where; /* --database, -f FILE */
 };
 
 /* Prints the usage of the token commands on fp. */
@@ -249,8 +247,7 @@ token_parse(int argc, char **argv, struct token_opts *o)
 	    {"owner", required_argument, NULL, 'o'},
 	    {"role", required_argument, NULL, 'r'},
 	    {"note", required_argument, NULL, 'n'},
-	    {"database", required_argument, NULL, 'd'},
-	    {"file", required_argument, NULL, 'f'},
+	    DB_WHERE_OPTS,
 	    {"help", no_argument, NULL, 'h'},
 	    {"json", no_argument, NULL, CTL_OPT_JSON},
 	    {NULL, 0, NULL, 0},
@@ -265,7 +262,7 @@ token_parse(int argc, char **argv, struct token_opts *o)
 	argv[0] = prog;
 	memset(o, 0, sizeof(*o));
 	o->note = "";
-	o->path = CONFIG_PATH;
+	db_where_init(&o->where);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:f:h", opts, NULL)) != -1) {
 		if (!create && (c == 'o' || c == 'r' || c == 'n'))
@@ -285,11 +282,8 @@ token_parse(int argc, char **argv, struct token_opts *o)
 			o->note = optarg;
 			break;
 		case 'd':
-			o->database = optarg;
-			break;
 		case 'f':
-			o->path = optarg;
-			o->must_exist = 1;
+			db_where_option(&o->where, c, optarg);
 			break;
 		case 'h':
 			token_usage(stdout);
@@ -335,7 +329,7 @@ token_main(int argc, char **argv)
 		token_usage(stderr);
 		return rc;
 	}
-	if ((db = db_connect(o.database, o.path, o.must_exist)) == NULL)
+	if ((db = db_connect(&o.where)) == NULL)
 		return CTL_EXIT_FAIL;
 	if (strcmp(sub, "create") == 0)
 		rc = token_create(db, &o);
