@@ -1188,16 +1188,18 @@ trigger_reply(struct response *rs, const char *id, struct db_rows *rows)
 
 /*
  * A trigger with an Idempotency-Key its requester used within the last
- * day: the first request's answer (202, as it was) when this one is the
- * same (schedule and body), 422 when not, 404 when that schedule has been
+ * day (at any time if any_age: the key's row is known to be in force):
+ * the first request's answer (202, as it was) when this one is the same
+ * (schedule and body), 422 when not, 404 when that schedule has been
  * deleted since.  Returns 1 when *rs is filled, 0 when the key is new,
  * API_DB_FAILED.
  */
 static int
 trigger_replay(struct request *rq, struct response *rs, const char *id,
-    const char *body, char *err, size_t errlen)
+    const char *body, int any_age, char *err, size_t errlen)
 {
-	const char *p[4] = {rq->who.owner, rq->idem_key, id, body};
+	const char *p[5] = {
+	    rq->who.owner, rq->idem_key, id, body, any_age ? "t" : "f"};
 	struct db_rows *rows;
 
 	if ((rows = db_query(rq->db,
@@ -1207,8 +1209,8 @@ trigger_replay(struct request *rq, struct response *rs, const char *id,
 	         "s.deleted_at IS NOT NULL "
 	         "FROM trigger_keys k JOIN schedules s ON s.id = k.schedule_id "
 	         "WHERE k.requested_by = $1 AND k.key = $2 "
-	         "AND k.created_at > now() - interval '1 day'",
-	         4, p, err, errlen)) == NULL)
+	         "AND ($5::boolean OR k.created_at > now() - interval '1 day')",
+	         5, p, err, errlen)) == NULL)
 		return API_DB_FAILED;
 	if (db_rows_count(rows) == 0) {
 		db_rows_free(rows);
@@ -1245,9 +1247,9 @@ trigger_keyed(struct request *rq, struct response *rs, const char **p,
 	const char *body = rq->body_len > 0 ? rq->body : "";
 	const char *q[6] = {p[0], p[1], p[2], p[3], rq->idem_key, body};
 	struct db_rows *rows;
-	int r;
+	int found, r;
 
-	if ((r = trigger_replay(rq, rs, p[0], body, err, errlen)) != 0)
+	if ((r = trigger_replay(rq, rs, p[0], body, 0, err, errlen)) != 0)
 		return r == 1 ? 0 : r;
 	if ((rows = db_query(rq->db,
 	         "WITH k AS (INSERT INTO trigger_keys (requested_by, key, "
@@ -1260,18 +1262,27 @@ trigger_keyed(struct request *rq, struct response *rs, const char **p,
 	         "hash = EXCLUDED.hash, schedule_id = EXCLUDED.schedule_id, "
 	         "trigger_id = EXCLUDED.trigger_id, created_at = now() "
 	         "WHERE trigger_keys.created_at <= now() - interval '1 day' "
-	         "RETURNING schedule_id, trigger_id) "
-	         "INSERT INTO triggers (id, schedule_id, payload, requested_by) "
+	         "RETURNING schedule_id, trigger_id), "
+	         "t AS (INSERT INTO triggers (id, schedule_id, payload, "
+	         "requested_by) "
 	         "SELECT trigger_id, schedule_id, $2::jsonb, $3 FROM k "
-	         "RETURNING id, cronvisor_time(created_at), "
-	         "(SELECT id8 FROM schedules WHERE id = $1)",
+	         "RETURNING id, cronvisor_time(created_at) AS at) "
+	         "SELECT t.id, t.at, (SELECT id8 FROM schedules WHERE id = $1), "
+	         "EXISTS (SELECT FROM schedules WHERE id = $1 AND "
+	         "deleted_at IS NULL AND ($4::text IS NULL OR owner = $4)) "
+	         "FROM (VALUES (1)) v LEFT JOIN t ON true",
 	         6, q, err, errlen)) == NULL)
 		return API_DB_FAILED;
-	if (db_rows_count(rows) > 0)
+	if (db_rows_value(rows, 0, 0) != NULL)
 		return trigger_reply(rs, p[0], rows);
+	/*
+	 * Not taken: no such schedule, or a request of the same key committed
+	 * first, whose row was in force when the insert met it (even should
+	 * it expire by now).
+	 */
+	found = strcmp(db_rows_value(rows, 0, 3), "t") == 0;
 	db_rows_free(rows);
-	/* No such schedule, or a request of the same key committed first. */
-	if ((r = trigger_replay(rq, rs, p[0], body, err, errlen)) != 0)
+	if ((r = trigger_replay(rq, rs, p[0], body, found, err, errlen)) != 0)
 		return r == 1 ? 0 : r;
 	return not_found(rs);
 }

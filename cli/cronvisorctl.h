@@ -71,13 +71,13 @@ struct db_where {
 	const char *path; /* -f FILE, the configuration (CONFIG_PATH) */
 	int must_exist;   /* 1: -f was given, the file must exist */
 };
-#define DB_WHERE_OPTS                                                          \
-	{"database", required_argument, NULL, 'd'},                            \
-	{                                                                      \
-		"file", required_argument, NULL, 'f'                           \
-	}
+/* clang-format off */
+#define DB_WHERE_OPTS \
+	{"database", required_argument, NULL, 'd'}, \
+	{"file", required_argument, NULL, 'f'}
+/* clang-format on */
 void db_where_init(struct db_where *w);
-int db_where_option(struct db_where *w, int c, const char *arg);
+void db_where_option(struct db_where *w, int c, const char *arg);
 struct db *db_connect(const struct db_where *w);
 
 /* token.c: API tokens, straight in the database */

@@ -43,14 +43,18 @@ db_parse(int argc, char **argv, struct db_where *o)
 
 	db_where_init(o);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:f:h", opts, NULL)) != -1) {
-		if (db_where_option(o, c, optarg))
-			continue;
-		if (c != 'h')
+	while ((c = getopt_long(argc, argv, "d:f:h", opts, NULL)) != -1)
+		switch (c) {
+		case 'd':
+		case 'f':
+			db_where_option(o, c, optarg);
+			break;
+		case 'h':
+			db_usage(stdout);
+			return -1;
+		default:
 			return CTL_EXIT_USAGE;
-		db_usage(stdout);
-		return -1;
-	}
+		}
 	if (optind != argc)
 		return ctl_usage_error("db %s takes no arguments", argv[0]);
 	return 0;
@@ -63,18 +67,16 @@ db_where_init(struct db_where *w)
 	*w = (struct db_where){NULL, CONFIG_PATH, 0};
 }
 
-/*
- * Takes option c of DB_WHERE_OPTS (--database, -f) into w; returns 1, or
- * 0 when c is another option.  Shared with token.c.
- */
-int
+/* Takes option c of DB_WHERE_OPTS (--database or -f) into w. */
+void
 db_where_option(struct db_where *w, int c, const char *arg)
 {
-	if (c == 'd')
+	if (c == 'd') {
 		w->url = arg;
-	else if (c == 'f')
-		*w = (struct db_where){w->url, arg, 1};
-	return c == 'd' || c == 'f';
+	} else {
+		w->path = arg;
+		w->must_exist = 1;
+	}
 }
 
 /*

@@ -3,7 +3,8 @@
 -- after a lost reply or a 503 and gets the first request's answer (the
 -- same trigger id and run id) instead of a second run.  A key is its
 -- requester's (triggers.requested_by) and is kept for a day: the API
--- ignores older ones, and the supervisors delete them at their heartbeat.  The hash is sha256 of the
+-- ignores older ones, and the supervisors delete them at their
+-- heartbeat.  The hash is sha256 of the
 -- first request's body; the same key for another schedule or body is
 -- refused, not replayed.  The trigger's id is taken here first and given
 -- to its triggers row, which the supervisor deletes when it claims it.

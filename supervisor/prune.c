@@ -46,12 +46,16 @@
 #define PRUNE_DELETED_SQL                                                      \
 	"DELETE FROM schedules WHERE deleted_at IS NOT NULL AND running = 0"
 /*
- * Trigger Idempotency-Keys are answered for a day (api/schedules.c); the
- * API no longer reads older ones, and this removes them (an index scan on
- * trigger_keys_created, nothing to do on most heartbeats).
+ * Trigger Idempotency-Keys are answered for a day (api/schedules.c): the
+ * API does not answer with older ones (a request sending one again takes
+ * its row over), and this removes the rest, the oldest PRUNE_BATCH per
+ * heartbeat through the index on created_at.
  */
 #define PRUNE_KEYS_SQL                                                         \
-	"DELETE FROM trigger_keys WHERE created_at <= now() - interval '1 day'"
+	"DELETE FROM trigger_keys WHERE (requested_by, key) IN "               \
+	"(SELECT requested_by, key FROM trigger_keys "                         \
+	"WHERE created_at <= now() - interval '1 day' "                        \
+	"ORDER BY created_at LIMIT " CV_STR(PRUNE_BATCH) ")"
 
 static char noted[PRUNE_MAX][40];
 static int nnoted;
@@ -127,8 +131,9 @@ prune_deleted(struct db *db, char *err, size_t errlen)
 }
 
 /*
- * Deletes the trigger Idempotency-Keys older than a day.  Returns 0, or -1
- * with err set.
+ * Deletes up to PRUNE_BATCH trigger Idempotency-Keys older than a day (a
+ * backlog, after the supervisors were down for days, goes over several
+ * heartbeats).  Returns 0, or -1 with err set.
  */
 int
 prune_keys(struct db *db, char *err, size_t errlen)

@@ -19,6 +19,8 @@ api_cleanup() {
 	for p in $extra; do
 		kill -KILL "$p" 2>/dev/null
 	done
+	# a test may have stopped the supervisor (SIGSTOP) when it ended
+	[ -n "${CV_SUPERVISOR_PID:-}" ] && kill -CONT "$CV_SUPERVISOR_PID" 2>/dev/null
 	[ -n "$work" ] && "$here/api-harness.sh" stop "$work"
 	[ -n "$tmp" ] && rm -rf "$tmp"
 }

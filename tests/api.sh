@@ -346,20 +346,31 @@ ok_error "trigger key of 256 characters" 400 invalid_header Idempotency-Key
 ok "refused keyed triggers: nothing changed" "$(snap)" "$before"
 # A key is forgotten after a day: the same request triggers again.  The
 # supervisor is stopped meanwhile, so that its heartbeat cannot remove the
-# expired row first: the trigger itself takes the row over.
+# expired rows first: the trigger itself takes its key's row over.
+ktrig "$A" "$ktr" tk-old
+ok_status "keyed trigger tk-old: 202" 202
+ktrig "$A" "$ktr" tk-2 '{"payload": {"n": 1}}'
+ok_status "keyed trigger tk-2: 202" 202
 kill -STOP "$CV_SUPERVISOR_PID"
-sql "UPDATE trigger_keys SET created_at = created_at - interval '25 hours' WHERE key = 'tk-1'" >/dev/null
+sql "UPDATE trigger_keys SET created_at = created_at - interval '25 hours' WHERE key IN ('tk-1', 'tk-old', 'tk-2')" >/dev/null
 ktrig "$A" "$ktr" tk-1 '{"payload": {"n": 1}}'
 ok_status "keyed trigger a day later: 202" 202
 ok "keyed trigger a day later: a new trigger" "$([ "$(j .trigger_id)" != "$(echo "$first" | cut -d, -f2)" ] && echo new)" new
 ok "keyed trigger a day later: the key's row taken over" "$(sql "SELECT count(*), min(trigger_id) = $(j .trigger_id),
 	min(created_at) > now() - interval '1 minute' FROM trigger_keys WHERE key = 'tk-1'")" "1|t|t"
+ok "keyed trigger a day later: another expired key left to the supervisor" \
+	"$(sql "SELECT count(*) FROM trigger_keys WHERE key = 'tk-old'")" 1
+# an expired key may come back for another schedule and body: it is new
+ktrig "$A" "$tr" tk-2 '{"payload": {"n": 3}}'
+ok_status "expired key, another schedule and body: 202" 202
+t2=$(j '[.schedule_id, .trigger_id] | map(tostring) | join(",")')
+ok "expired key, another schedule and body: a trigger of that schedule" "$(echo "$t2" | cut -d, -f1)" "$tr"
+ktrig "$A" "$tr" tk-2 '{"payload": {"n": 3}}'
+ok "expired key taken over: sent again, the new answer" "$code $(j '[.schedule_id, .trigger_id] | map(tostring) | join(",")')" "202 $t2"
+ktrig "$A" "$ktr" tk-2 '{"payload": {"n": 1}}'
+ok_error "expired key taken over: its first use is a conflict now" 422 idempotency_conflict Idempotency-Key
 # An expired key nobody sends again goes at the supervisor's next heartbeat
 # (1 s here), with no request to the API.
-ktrig "$A" "$ktr" tk-old
-ok_status "keyed trigger tk-old: 202" 202
-sql "UPDATE trigger_keys SET created_at = created_at - interval '25 hours' WHERE key = 'tk-old'" >/dev/null
-ok "expired key kept while the supervisor is stopped" "$(sql "SELECT count(*) FROM trigger_keys WHERE key = 'tk-old'")" 1
 kill -CONT "$CV_SUPERVISOR_PID"
 wait_for 10 "SELECT count(*) = 0 FROM trigger_keys WHERE key = 'tk-old'"
 ok "expired key removed by the supervisor's heartbeat" "$?" 0
