@@ -49,13 +49,15 @@
  * Trigger Idempotency-Keys are answered for a day (api/schedules.c): the
  * API does not answer with older ones (a request sending one again takes
  * its row over), and this removes the rest, the oldest PRUNE_BATCH per
- * heartbeat through the index on created_at.
+ * heartbeat through the index on created_at.  It skips the rows an API
+ * request holds (taking one over, deleting a schedule's keys): it never
+ * waits for one, so the two can never deadlock.
  */
 #define PRUNE_KEYS_SQL                                                         \
 	"DELETE FROM trigger_keys WHERE (requested_by, key) IN "               \
 	"(SELECT requested_by, key FROM trigger_keys "                         \
-	"WHERE created_at <= now() - interval '1 day' "                        \
-	"ORDER BY created_at LIMIT " CV_STR(PRUNE_BATCH) ")"
+	"WHERE created_at <= now() - interval '1 day' ORDER BY created_at "    \
+	"FOR UPDATE SKIP LOCKED LIMIT " CV_STR(PRUNE_BATCH) ")"
 
 static char noted[PRUNE_MAX][40];
 static int nnoted;

@@ -375,6 +375,28 @@ kill -CONT "$CV_SUPERVISOR_PID"
 wait_for 10 "SELECT count(*) = 0 FROM trigger_keys WHERE key = 'tk-old'"
 ok "expired key removed by the supervisor's heartbeat" "$?" 0
 ok "a fresh key stays" "$(sql "SELECT count(*) FROM trigger_keys WHERE key = 'tk-1'")" 1
+# An expired key's row held by another transaction (as an API request
+# taking it over or deleting its schedule holds it) is skipped, not waited
+# for: the other expired key still goes, and the held one after.
+ktrig "$A" "$ktr" tk-h1
+ktrig "$A" "$ktr" tk-h2
+sql "UPDATE trigger_keys SET created_at = created_at - interval '25 hours' WHERE key IN ('tk-h1', 'tk-h2')" >/dev/null
+mkfifo "$tmp/hold" || exit 1
+psql "$base dbname=$name" -X -q -v ON_ERROR_STOP=1 <"$tmp/hold" >/dev/null 2>&1 &
+holder=$!
+exec 8>"$tmp/hold"
+echo "BEGIN; SELECT FROM trigger_keys WHERE key = 'tk-h1' FOR UPDATE;" >&8
+wait_for 10 "SELECT count(*) = 1 FROM pg_stat_activity WHERE state = 'idle in transaction'
+	AND query LIKE 'SELECT FROM trigger_keys%'"
+ok "held key: its row locked" "$?" 0
+wait_for 10 "SELECT count(*) = 0 FROM trigger_keys WHERE key = 'tk-h2'"
+ok "held key: the other expired key removed meanwhile" "$?" 0
+ok "held key: kept while held" "$(sql "SELECT count(*) FROM trigger_keys WHERE key = 'tk-h1'")" 1
+echo "COMMIT;" >&8
+exec 8>&-
+wait "$holder"
+wait_for 10 "SELECT count(*) = 0 FROM trigger_keys WHERE key = 'tk-h1'"
+ok "held key: removed once let go" "$?" 0
 # Two requests of one key at once, both held at the statement that takes
 # the key (the triggers table locked by a session of this test) and let go
 # together: one trigger, and both are answered with it.
