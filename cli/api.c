@@ -395,11 +395,13 @@ api_request(const char *method, const char *path, const struct api_query *q,
 }
 
 /*
- * Like api_request() with a JSON body (NULL: none), encoded compactly.
+ * Like api_request_key() with a JSON body (NULL: none), encoded compactly;
+ * key NULL: sent once.
  */
 int
 api_request_json(const char *method, const char *path,
-    const struct api_query *q, size_t nq, const json_t *body, json_t **out)
+    const struct api_query *q, size_t nq, const json_t *body, const char *key,
+    json_t **out)
 {
 	char *text = NULL;
 	int ret;
@@ -409,7 +411,7 @@ api_request_json(const char *method, const char *path,
 		log_warnx("cannot encode the request body");
 		return -1;
 	}
-	ret = api_request(method, path, q, nq, text, out);
+	ret = api_request_key(method, path, q, nq, text, key, out);
 	free(text);
 	return ret;
 }

@@ -99,7 +99,7 @@ int api_request(const char *method, const char *path,
     struct json_t **out);
 int api_request_json(const char *method, const char *path,
     const struct api_query *query, size_t nquery, const struct json_t *body,
-    struct json_t **out);
+    const char *key, struct json_t **out);
 int api_list(const char *path, const struct api_query *query, size_t nquery,
     const char *key, int all, struct json_t **out);
 int api_request_key(const char *method, const char *path,

@@ -787,8 +787,8 @@ sched_delete(const struct sched_args *a)
 		              : NULL;
 	} else {
 		body = json_pack("{sO}", "ids", ids);
-		rc = api_request_json(
-		    "POST", "/schedules/batch-delete", NULL, 0, body, &doc);
+		rc = api_request_json("POST", "/schedules/batch-delete", NULL,
+		    0, body, NULL, &doc);
 		json_decref(body);
 	}
 	json_decref(ids);
@@ -847,7 +847,7 @@ static int
 sched_trigger(const struct sched_args *a)
 {
 	json_t *body = NULL, *payload, *doc;
-	char path[256], key[API_KEY_LEN], *text = NULL;
+	char path[256], key[API_KEY_LEN];
 	int rc;
 
 	if (sched_id(a->pos[0]) == NULL)
@@ -866,11 +866,8 @@ sched_trigger(const struct sched_args *a)
 		json_decref(body);
 		return CTL_EXIT_FAIL;
 	}
-	if (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL)
-		fatalx("out of memory");
+	rc = api_request_json("POST", path, NULL, 0, body, key, &doc);
 	json_decref(body);
-	rc = api_request_key("POST", path, NULL, 0, text, key, &doc);
-	free(text);
 	return sched_output(rc, doc, sched_show_trigger);
 }
 
