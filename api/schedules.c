@@ -837,17 +837,6 @@ timing_changed(const struct schedule_doc *a, const struct schedule_doc *b)
 	return changed;
 }
 
-/* 1 if the PATCH body (valid: schedule_patch() took it) sets key to null. */
-static int
-patch_null(const struct request *rq, const char *key)
-{
-	json_t *body = json_loadb(rq->body, rq->body_len, 0, NULL);
-	int r = json_is_null(json_object_get(body, key));
-
-	json_decref(body);
-	return r;
-}
-
 /*
  * PATCH /schedules/{id}: the fields the body names change; a new timing
  * moves an active schedule's next slot (a pending retry keeps its time).
@@ -897,7 +886,7 @@ schedules_update(
 	}
 	json_decref(row);
 	/* Back to the default, as a create without it: the configured one. */
-	if (patch_null(rq, "timeout_seconds"))
+	if (d.nulled & (1u << SCHEDULE_F_TIMEOUT))
 		d.timeout_seconds = rq->cf->default_timeout_seconds;
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&

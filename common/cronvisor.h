@@ -512,6 +512,7 @@ struct schedule_doc {
 	char *workflow_id;              /* NULL or text (numbers as text) */
 	char *trigger_node_id;          /* NULL or text */
 	uint32_t present; /* bit SCHEDULE_F_x: the input named field x */
+	uint32_t nulled;  /* the same, for the fields a patch set to null */
 };
 struct schedule_error {
 	char code[32];           /* invalid_json, unknown_field, ... */

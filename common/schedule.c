@@ -872,8 +872,8 @@ schedule_to_json(const struct schedule_doc *d)
 }
 
 /*
- * 1 if a and b hold the same document (present bits aside), else 0; 0 too
- * when memory runs out.
+ * 1 if a and b hold the same document (present and nulled bits aside),
+ * else 0; 0 too when memory runs out.
  */
 int
 schedule_equal(const struct schedule_doc *a, const struct schedule_doc *b)
@@ -947,8 +947,8 @@ drop_old_timing(json_t *merged, json_t *patch)
  * not merged), the others keep theirs, and the result is validated as a
  * whole like schedule_parse().  A patch that changes the kind drops the
  * old kind's timing fields it does not restate.  Returns 0 with *d
- * replaced and d->present naming the fields the body named, or -1 with *e
- * set and *d untouched.
+ * replaced, d->present naming the fields the body named and d->nulled
+ * those it set to null, or -1 with *e set and *d untouched.
  */
 int
 schedule_patch(struct schedule_doc *d, const char *json, size_t len,
@@ -974,10 +974,15 @@ schedule_patch(struct schedule_doc *d, const char *json, size_t len,
 	    decode_doc(merged, &nd, e) == -1)
 		goto out;
 	/* decode_doc() marked the merged fields: keep the patch's only. */
-	nd.present = 0;
-	for (int i = 0; i < SCHEDULE_F_COUNT; i++)
-		if (json_object_get(patch, fields[i].name))
+	nd.present = nd.nulled = 0;
+	for (int i = 0; i < SCHEDULE_F_COUNT; i++) {
+		json_t *v = json_object_get(patch, fields[i].name);
+
+		if (v != NULL)
 			nd.present |= 1u << i;
+		if (json_is_null(v))
+			nd.nulled |= 1u << i;
+	}
 	schedule_clear(d);
 	*d = nd;
 	memset(&nd, 0, sizeof(nd));

@@ -501,10 +501,14 @@ START_TEST(test_patch)
 	ck_assert_int_eq(d.limits.memory_mb, 512);
 	ck_assert_uint_eq(d.present,
 	    (1u << SCHEDULE_F_MAX_RETRIES) | (1u << SCHEDULE_F_DESCRIPTION));
+	ck_assert_uint_eq(d.nulled, 0);
 	/* null: the default. */
 	patch_ok(&d,
 	    "{\"max_retries\": null, \"target\": null, \"limits\":"
-	    " null, \"retry_delay_seconds\": null}");
+	    " null, \"retry_delay_seconds\": null, \"name\": \"n\"}");
+	ck_assert_uint_eq(d.nulled,
+	    (1u << SCHEDULE_F_MAX_RETRIES) | (1u << SCHEDULE_F_TARGET) |
+	        (1u << SCHEDULE_F_LIMITS) | (1u << SCHEDULE_F_RETRY_DELAY));
 	ck_assert_int_eq(d.max_retries, 3);
 	ck_assert_int_eq(d.target_type, SCHEDULE_TARGET_RECEIVER);
 	ck_assert_int_eq(d.limits.memory_mb, 0);
