@@ -1256,10 +1256,10 @@ trigger_keyed(struct request *rq, struct response *rs, const char **p,
 	         "requested_by) "
 	         "SELECT trigger_id, schedule_id, $2::jsonb, $3 FROM k "
 	         "RETURNING id, cronvisor_time(created_at) AS at) "
-	         "SELECT t.id, t.at, (SELECT id8 FROM schedules WHERE id = $1), "
-	         "EXISTS (SELECT FROM schedules WHERE id = $1 AND "
-	         "deleted_at IS NULL AND ($4::text IS NULL OR owner = $4)) "
-	         "FROM (VALUES (1)) v LEFT JOIN t ON true",
+	         "SELECT t.id, t.at, s.id8, s.id IS NOT NULL "
+	         "FROM (VALUES (1)) v LEFT JOIN t ON true "
+	         "LEFT JOIN schedules s ON s.id = $1 AND s.deleted_at IS NULL "
+	         "AND ($4::text IS NULL OR s.owner = $4)",
 	         6, q, err, errlen)) == NULL)
 		return API_DB_FAILED;
 	if (db_rows_value(rows, 0, 0) != NULL)
