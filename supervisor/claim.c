@@ -452,6 +452,20 @@ claim_slots(struct claim *cl, struct sched *s)
 	 */
 	for (int i = 0; i < plan.nfire; i++) {
 		/*
+		 * total_repeats successful runs end a schedule.  With as many
+		 * runs in flight as it still needs, it starts no more (overlap
+		 * allow, or catch_up all, would run past the count) and skips
+		 * no slot: the slots after them exist only should one of them
+		 * fail, and then its retry comes first and the catch-up policy
+		 * deals with them after, from here.
+		 */
+		if (s->pol.total_repeats > 0 && s->tm.kind != SCHED_KIND_ONCE &&
+		    s->running + fired > 0 &&
+		    s->repeat + s->running + fired >= s->pol.total_repeats) {
+			held = plan.fire[i];
+			break;
+		}
+		/*
 		 * A once schedule's only slot can meet a run in flight only
 		 * when that run was triggered; skipping it would leave the
 		 * schedule active with nothing due, forever: it waits instead.

@@ -50,6 +50,25 @@ ok repeat-runs "$(sql "SELECT string_agg(id || ':' || status || ':' || output, '
 	"n0-rc0:succeeded:hello
 ,n1-rc0:succeeded:hello
 ,n2-rc0:succeeded:hello"
+# total_repeats with runs in flight: never more runs than the count
+# (overlap allow, catch_up all), and no slot skipped after the last one
+# (overlap skip): each run outlasts the 1 s interval
+past="date_trunc('second', now()) - interval '30s'"
+rep_allow=$(add rep_allow "kind, interval_seconds, total_repeats, overlap, target" \
+	"'interval', 1, 2, 'allow', '$(exec_target "sleep 2.5")'")
+rep_skip=$(add rep_skip "kind, interval_seconds, total_repeats, target" \
+	"'interval', 1, 2, '$(exec_target "sleep 2.5")'")
+rep_all=$(sql "INSERT INTO schedules (name, owner, next_run_at, next_slot_at, kind, interval_seconds, total_repeats, overlap, catch_up, max_catch_up_runs, target)
+	VALUES ('rep_all', 'test', $past, $past, 'interval', 1, 2, 'allow', 'all', 5, '$(exec_target "sleep 1")') RETURNING id")
+wait_for 30 "SELECT count(*) = 3 FROM schedules WHERE id IN ('$rep_allow', '$rep_skip', '$rep_all') AND status = 'done'"
+# current_repeat, succeeded runs, rows after the last success, other rows
+for r in "allow:$rep_allow" "skip:$rep_skip" "all:$rep_all"; do
+	ok "repeats-${r%%:*}" "$(sql "SELECT s.current_repeat || ':' ||
+		count(*) FILTER (WHERE r.status = 'succeeded') || ':' ||
+		count(*) FILTER (WHERE r.status <> 'missed' AND r.slot_at > (SELECT max(slot_at) FROM runs WHERE schedule_id = s.id AND status = 'succeeded')) || ':' ||
+		count(*) FILTER (WHERE r.status NOT IN ('succeeded', 'skipped', 'missed'))
+		FROM schedules s JOIN runs r ON r.schedule_id = s.id WHERE s.id = '${r#*:}' GROUP BY s.current_repeat")" "2:2:0:0"
+done
 wait_for 20 "SELECT status = 'dead' FROM schedules WHERE id = '$failing'"
 ok failing-dead "$(sql "SELECT status, current_retry, error_count, last_error FROM schedules WHERE id = '$failing'")" "dead|3|3|exited with status 3"
 ok failing-runs "$(sql "SELECT string_agg(attempt || ':' || status || ':' || exit_code, ',' ORDER BY attempt) FROM runs WHERE schedule_id = '$failing'")" \
