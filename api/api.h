@@ -60,6 +60,7 @@ struct response {
 	struct json_t *body; /* owned; NULL: no body (204) */
 	char *raw;           /* owned; a body already serialized, or NULL */
 	char allow[64];      /* 405: the Allow header */
+	int retry_after;     /* 429, 503: seconds for Retry-After, 0: none */
 };
 
 /*

@@ -553,6 +553,7 @@ http_reason(int status)
 	    {413, "Content Too Large"},
 	    {415, "Unsupported Media Type"},
 	    {422, "Unprocessable Content"},
+	    {429, "Too Many Requests"},
 	    {500, "Internal Server Error"},
 	    {503, "Service Unavailable"},
 	};
@@ -601,6 +602,9 @@ http_format(const struct response *rs, char **out, size_t *len)
 	    status == 405 && rs->allow[0] != '\0' ? "\r\n" : "",
 	    status == 401 ? "WWW-Authenticate: Bearer realm=\"cronvisor\"\r\n"
 	                  : "");
+	if (rs->retry_after > 0)
+		h += snprintf(hdr + h, sizeof(hdr) - (size_t)h,
+		    "Retry-After: %d\r\n", rs->retry_after);
 	if (status != 204)
 		h += snprintf(hdr + h, sizeof(hdr) - (size_t)h,
 		    "Content-Length: %zu\r\n", blen);

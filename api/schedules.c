@@ -214,6 +214,15 @@ forbidden_fields(const struct request *rq, const struct schedule_doc *d,
 
 	if (rq->who.role == ROLE_ADMIN)
 		return 0;
+	if ((fields & (1u << SCHEDULE_F_TIMEOUT)) &&
+	    rq->cf->max_timeout_seconds > 0 &&
+	    d->timeout_seconds > rq->cf->max_timeout_seconds) {
+		api_error(rs, 400, "invalid_field", "timeout_seconds",
+		    "at most %lld seconds (max_timeout_seconds) without an "
+		    "admin token",
+		    (long long)rq->cf->max_timeout_seconds);
+		return 1;
+	}
 	if ((fields & (1u << SCHEDULE_F_TARGET)) && run_as &&
 	    !json_is_null(run_as)) {
 		api_error(rs, 403, "forbidden", "target.run_as",
@@ -510,6 +519,39 @@ new_owner(struct request *rq, struct response *rs, char *buf, size_t len)
 }
 
 /*
+ * Whether owner has owner_max_schedules schedules already (deleted ones
+ * do not count): 1 after answering 429, 0 if there is room,
+ * API_DB_FAILED.  It counts no further than the limit.
+ */
+static int
+owner_full(struct request *rq, struct response *rs, const char *owner,
+    char *err, size_t errlen)
+{
+	char max[24];
+	const char *p[2] = {owner, max};
+	struct db_rows *rows;
+	int full;
+
+	if (rq->cf->owner_max_schedules == 0)
+		return 0;
+	snprintf(max, sizeof(max), "%lld",
+	    (long long)rq->cf->owner_max_schedules);
+	if ((rows = db_query(rq->db,
+	         "SELECT count(*) >= $2::bigint FROM (SELECT 1 FROM schedules "
+	         "WHERE owner = $1 AND deleted_at IS NULL LIMIT $2::bigint) x",
+	         2, p, err, errlen)) == NULL)
+		return API_DB_FAILED;
+	full = strcmp(db_rows_value(rows, 0, 0), "t") == 0;
+	db_rows_free(rows);
+	if (full && api_error(rs, 429, "too_many_schedules", NULL,
+	                "this owner has %lld schedules, its limit "
+	                "(owner_max_schedules)",
+	                (long long)rq->cf->owner_max_schedules) == -1)
+		return -1;
+	return full;
+}
+
+/*
  * POST /schedules: a new schedule from the document in the body.  With an
  * Idempotency-Key, a request the owner has sent before (its reply lost,
  * or a 503 while the commit's outcome was unknown) gets the schedule the
@@ -540,9 +582,10 @@ schedules_create(
 		d.timeout_seconds = rq->cf->default_timeout_seconds;
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    no_receiver(rq, &d, rs) || denied_url(rq, &d, rs) ||
-	    first_slot(&d, run, slot, sizeof(run), rs)) {
+	    first_slot(&d, run, slot, sizeof(run), rs) ||
+	    (r = owner_full(rq, rs, owner, err, errlen)) != 0) {
 		schedule_clear(&d);
-		return 0;
+		return r == 1 ? 0 : r;
 	}
 	rows = write_doc(rq, 1, owner, run, slot, &d, err, errlen);
 	schedule_clear(&d);
@@ -1277,6 +1320,49 @@ trigger_keyed(struct request *rq, struct response *rs, const char **p,
 }
 
 /*
+ * Counts one trigger request of a non-admin caller's owner in this
+ * minute's trigger_counts row (and drops the owner's rows of earlier
+ * minutes).  Returns 0 while within owner_max_triggers_per_minute; 1
+ * after answering 429 with Retry-After (the count is not moved);
+ * API_DB_FAILED.
+ */
+static int
+too_many_triggers(struct request *rq, struct response *rs, char *err,
+    size_t errlen)
+{
+	char max[24];
+	const char *p[2] = {rq->who.owner, max};
+	struct db_rows *rows;
+	int n;
+
+	if (rq->who.role == ROLE_ADMIN ||
+	    rq->cf->owner_max_triggers_per_minute == 0)
+		return 0;
+	snprintf(max, sizeof(max), "%lld",
+	    (long long)rq->cf->owner_max_triggers_per_minute);
+	if ((rows = db_query(rq->db,
+	         "WITH old AS (DELETE FROM trigger_counts WHERE owner = $1 "
+	         "AND minute < date_trunc('minute', now())) "
+	         "INSERT INTO trigger_counts AS c (owner, minute, n) "
+	         "VALUES ($1, date_trunc('minute', now()), 1) "
+	         "ON CONFLICT (owner, minute) DO UPDATE SET n = c.n + 1 "
+	         "WHERE c.n < $2::bigint RETURNING n",
+	         2, p, err, errlen)) == NULL)
+		return API_DB_FAILED;
+	n = db_rows_count(rows);
+	db_rows_free(rows);
+	if (n > 0)
+		return 0;
+	if (api_error(rs, 429, "too_many_requests", NULL,
+	        "this owner has sent %lld trigger requests this minute, its "
+	        "limit (owner_max_triggers_per_minute)",
+	        (long long)rq->cf->owner_max_triggers_per_minute) == -1)
+		return -1;
+	rs->retry_after = (int)(60 - now_s() % 60); /* api_error() clears it */
+	return 1;
+}
+
+/*
  * POST /schedules/{id}/trigger: one run now; 202 with its run id.  With an
  * Idempotency-Key, a request sent again (its reply lost, or a 503) gets
  * the first one's answer instead of a second run.
@@ -1310,6 +1396,10 @@ schedules_trigger(
 		json_decref(body);
 		return api_error(rs, 400, "invalid_field", "payload",
 		    "expected an object (or null for the schedule's)");
+	}
+	if ((r = too_many_triggers(rq, rs, err, errlen)) != 0) {
+		json_decref(body);
+		return r == 1 ? 0 : r;
 	}
 	if (pl && json_is_object(pl) &&
 	    (payload = json_dumps(pl, JSON_COMPACT)) == NULL) {

@@ -128,6 +128,14 @@ static const struct config_key config_keys[] = {
         "hosts HTTP targets may never reach; wins over allow"),
     CONFIG_KEY_INT(http_max_redirects, 0, 20, "0",
         "redirects an HTTP target follows, each hop checked"),
+    CONFIG_KEY_INT(owner_max_running, 0, 100000, "0",
+        "runs in flight of one owner; 0 = half of max_concurrent_runs"),
+    CONFIG_KEY_INT(owner_max_schedules, 0, 100000000, "10000",
+        "schedules one owner may have; 0 = unlimited"),
+    CONFIG_KEY_INT(owner_max_triggers_per_minute, 0, 1000000, "60",
+        "trigger requests of one non-admin owner per minute; 0 = unlimited"),
+    CONFIG_KEY_INT(max_timeout_seconds, 0, 31536000, "86400",
+        "largest timeout_seconds a non-admin may set; 0 = unlimited"),
 };
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 

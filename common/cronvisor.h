@@ -339,6 +339,10 @@ struct config {
 	char *http_allow_hosts;          /* hostlist.c: "" = any host */
 	char *http_deny_hosts;           /* hostlist.c: refused, wins */
 	int64_t http_max_redirects;      /* redirects an HTTP target follows */
+	int64_t owner_max_running;       /* an owner's runs in flight, 0: half */
+	int64_t owner_max_schedules;     /* an owner's schedules, 0: any */
+	int64_t owner_max_triggers_per_minute; /* non-admins; 0: any */
+	int64_t max_timeout_seconds;     /* non-admins' largest timeout */
 };
 void config_defaults(struct config *cf);
 int config_parse(struct config *cf, const char *text, size_t len,

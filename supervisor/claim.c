@@ -25,11 +25,55 @@
  * only by now, so that its overlap policy is decided at the instant, when
  * that run may have ended, and not a little before.
  */
+#define DUE_WHERE                                                              \
+	"status = 'active' AND deleted_at IS NULL "                            \
+	"AND next_run_at <= to_timestamp($2) "                                 \
+	"AND (running = 0 OR next_run_at <= to_timestamp($3))"
+
+/*
+ * The due schedules, shared fairly between their owners: the first $4 due
+ * (by next_run_at, through schedules_due) are ranked within their owner,
+ * and the claim takes the first of every owner, then the second of every
+ * owner, and so on, each rank in next_run_at order.  An owner with a
+ * thousand schedules due cannot push another's one schedule out of the
+ * batch.  The owner comes last, after what sched_load() reads.  The outer
+ * WHERE is checked again on the row locked (a peer may have moved it).
+ */
 #define CLAIM_SQL                                                              \
-	"SELECT " SCHED_COLUMNS " FROM schedules WHERE status = 'active' "     \
-	"AND deleted_at IS NULL AND next_run_at <= to_timestamp($2) "          \
-	"AND (running = 0 OR next_run_at <= to_timestamp($3)) "                \
-	"ORDER BY next_run_at LIMIT $1 FOR UPDATE SKIP LOCKED"
+	"SELECT " SCHED_COLUMNS ", owner FROM schedules JOIN (SELECT d.id "    \
+	"AS due_id, row_number() OVER (PARTITION BY d.owner ORDER BY "         \
+	"d.next_run_at, d.id) AS due_rank FROM (SELECT id, owner, "            \
+	"next_run_at FROM schedules WHERE " DUE_WHERE " ORDER BY next_run_at " \
+	"LIMIT $4) d) r ON r.due_id = schedules.id WHERE " DUE_WHERE           \
+	" ORDER BY r.due_rank, next_run_at LIMIT $1 FOR UPDATE OF schedules "  \
+	"SKIP LOCKED"
+
+/* The longest owner name in bytes: 200 characters of UTF-8, and a NUL. */
+#define OWNER_BYTES (200 * 4 + 1)
+/* A note naming an owner: the whole name, never cut inside a character. */
+#define NOTE_BYTES (OWNER_BYTES + 100)
+
+/* How many due schedules a claim ranks, per row it may take. */
+#define CLAIM_WINDOW 10
+
+/*
+ * Runs in flight per owner, on every supervisor, from the rows that say
+ * so (runs_running): a supervisor killed with runs in flight holds them
+ * until a peer declares them lost, and leaks nothing after.
+ */
+#define OWNERS_SQL                                                             \
+	"SELECT s.owner, count(*) FROM runs r JOIN schedules s ON "            \
+	"s.id = r.schedule_id WHERE r.status = 'running' GROUP BY s.owner"
+
+/*
+ * A retry that comes due while its owner is at its limit waits this many
+ * seconds, and says so in last_error, before it is looked at again.
+ */
+#define OWNER_WAIT_SECONDS 5
+
+#define OWNER_WAIT_SQL                                                         \
+	"UPDATE schedules SET next_run_at = now() + make_interval(secs => "    \
+	"$2::int), last_error = $3, updated_at = now() WHERE id = $1"
 
 /*
  * Pending trigger-now requests, oldest first, each locked together with
@@ -44,7 +88,7 @@
 	"ORDER BY t.id LIMIT $1 FOR UPDATE OF t, s SKIP LOCKED"
 
 #define TRIGGER_SCHED_SQL                                                      \
-	"SELECT " SCHED_COLUMNS " FROM schedules WHERE id = $1"
+	"SELECT " SCHED_COLUMNS ", owner FROM schedules WHERE id = $1"
 
 /*
  * Records the run of request $1: slot_at is the request's created_at as
@@ -119,6 +163,12 @@
 
 static const char *const catch_up_names[] = {"latest", "all", "none"};
 
+/* Runs in flight of one owner, as the claim goes. */
+struct owner_count {
+	char *owner;     /* schedules.owner */
+	int64_t running; /* its runs in flight, with the claim's own */
+};
+
 /* One claim: where it is, and the jobs it made so far. */
 struct claim {
 	struct db *db;           /* the transaction's connection */
@@ -134,7 +184,117 @@ struct claim {
 	int nfired;              /* entries in fires and fired */
 	char *err;               /* the caller's message buffer */
 	size_t errlen;           /* its size */
+	struct owner_count *owners; /* OWNERS_SQL, and the runs started */
+	int nowners;                /* entries in owners */
+	int owners_read;            /* OWNERS_SQL was read */
+	const char *owner;          /* owner of the schedule being claimed */
+	int64_t owner_max;          /* runs in flight an owner may have */
 };
+
+/* The limit of runs in flight per owner: owner_max_running or its default. */
+static int64_t
+owner_max(const struct config *cf)
+{
+	if (cf->owner_max_running > 0)
+		return cf->owner_max_running;
+	return cf->max_concurrent_runs / 2 > 0 ? cf->max_concurrent_runs / 2
+	                                       : 1;
+}
+
+/* Adds an owner with n runs in flight to the claim's list; -1 on OOM. */
+static int
+owner_add(struct claim *cl, const char *owner, int64_t n)
+{
+	struct owner_count *v;
+
+	v = realloc(cl->owners, (size_t)(cl->nowners + 1) * sizeof(*v));
+	if (v == NULL)
+		return -1;
+	cl->owners = v;
+	if ((v[cl->nowners].owner = strdup(owner)) == NULL)
+		return -1;
+	v[cl->nowners++].running = n;
+	return 0;
+}
+
+/*
+ * The runs in flight of cl->owner, reading OWNERS_SQL first if need be:
+ * *count points into the claim's list (an owner with none so far is
+ * added).  -1 with err set on a database error or out of memory.
+ */
+static int
+owner_slot(struct claim *cl, int64_t **count)
+{
+	struct db_rows *rows;
+	int n;
+
+	if (!cl->owners_read) {
+		if ((rows = db_query(cl->db, OWNERS_SQL, 0, NULL, cl->err,
+		         cl->errlen)) == NULL)
+			return -1;
+		cl->owners_read = 1;
+		n = db_rows_count(rows);
+		for (int i = 0; i < n; i++)
+			if (owner_add(cl, db_rows_value(rows, i, 0),
+			        strtoll(db_rows_value(rows, i, 1), NULL, 10)) ==
+			    -1) {
+				db_rows_free(rows);
+				return log_errbuf(
+				    cl->err, cl->errlen, "out of memory");
+			}
+		db_rows_free(rows);
+	}
+	for (int i = 0; i < cl->nowners; i++)
+		if (strcmp(cl->owners[i].owner, cl->owner) == 0) {
+			*count = &cl->owners[i].running;
+			return 0;
+		}
+	if (owner_add(cl, cl->owner, 0) == -1)
+		return log_errbuf(cl->err, cl->errlen, "out of memory");
+	*count = &cl->owners[cl->nowners - 1].running;
+	return 0;
+}
+
+/*
+ * Whether cl->owner is at its limit of runs in flight: 1 yes (note, of
+ * len bytes, then says so), 0 no, -1 on a database error.
+ */
+static int
+owner_full(struct claim *cl, char *note, size_t len)
+{
+	int64_t *count;
+
+	if (owner_slot(cl, &count) == -1)
+		return -1;
+	if (*count < cl->owner_max)
+		return 0;
+	snprintf(note, len,
+	    "owner %s at its limit of %lld runs in flight "
+	    "(owner_max_running)",
+	    cl->owner, (long long)cl->owner_max);
+	return 1;
+}
+
+/* Counts n more runs in flight for cl->owner; -1 as owner_slot(). */
+static int
+owner_took(struct claim *cl, int64_t n)
+{
+	int64_t *count;
+
+	if (owner_slot(cl, &count) == -1)
+		return -1;
+	*count += n;
+	return 0;
+}
+
+/* Frees the claim's list of owners. */
+static void
+owners_free(struct claim *cl)
+{
+	for (int i = 0; i < cl->nowners; i++)
+		free(cl->owners[i].owner);
+	free(cl->owners);
+}
 
 /* Epoch seconds as a parameter; NULL for CV_NEVER. */
 static const char *
@@ -260,14 +420,35 @@ update(struct claim *cl, const struct sched *s, int64_t next_run,
 	return db_exec(cl->db, UPDATE_SQL, 5, p, cl->err, cl->errlen);
 }
 
+/*
+ * A run that may not be skipped (a retry, a once schedule's only slot)
+ * while its owner is at its limit: it stays pending, due again
+ * OWNER_WAIT_SECONDS later, and last_error says why it waits.  A once
+ * schedule past its starting deadline by then expires as usual.
+ */
+static int
+owner_wait(struct claim *cl, const struct sched *s, const char *note)
+{
+	char secs[24], why[NOTE_BYTES + 16];
+	const char *p[3] = {s->id, secs, why};
+
+	snprintf(secs, sizeof(secs), "%d", OWNER_WAIT_SECONDS);
+	snprintf(why, sizeof(why), "waiting: %s", note);
+	return db_exec(cl->db, OWNER_WAIT_SQL, 3, p, cl->err, cl->errlen);
+}
+
 /* A pending retry: one run of the same slot, then nothing until it ends. */
 static int
 claim_retry(struct claim *cl, struct sched *s)
 {
-	int r = fire(
-	    cl, s, s->next_slot_at, s->retry_repeat, s->retry, s->next_run_us);
+	char note[NOTE_BYTES];
+	int r;
 
-	if (r < 0)
+	if ((r = owner_full(cl, note, sizeof(note))) != 0)
+		return r == -1 ? -1 : owner_wait(cl, s, note);
+	r = fire(cl, s, s->next_slot_at, s->retry_repeat, s->retry,
+	    s->next_run_us);
+	if (r < 0 || owner_took(cl, r) == -1)
 		return -1;
 	return update(cl, s, CV_NEVER, s->next_slot_at, r);
 }
@@ -427,6 +608,7 @@ claim_slots(struct claim *cl, struct sched *s)
 {
 	static _Thread_local struct slot_plan plan;
 	int64_t fired = 0, buffered = CV_NEVER, held = CV_NEVER;
+	char note[NOTE_BYTES];
 	int r;
 
 	/*
@@ -441,9 +623,16 @@ claim_slots(struct claim *cl, struct sched *s)
 	    &plan);
 	if (record_plan(cl, s, &plan) == -1)
 		return -1;
-	if (plan.nfire == 1 && s->running == 0 && cl->njobs < cl->limit)
-		return fire_one(cl, s, plan.fire[0], start_us(s, plan.fire[0]),
-		    start_time(s, plan.next), plan.next);
+	if (plan.nfire == 1 && s->running == 0 && cl->njobs < cl->limit) {
+		if ((r = owner_full(cl, note, sizeof(note))) == -1)
+			return -1;
+		if (r == 0)
+			return owner_took(cl, 1) == -1
+			    ? -1
+			    : fire_one(cl, s, plan.fire[0],
+			          start_us(s, plan.fire[0]),
+			          start_time(s, plan.next), plan.next);
+	}
 	/*
 	 * skip looks only at runs of earlier claims: the slots of one plan
 	 * are what the catch-up policy chose to run (catch_up: all), and
@@ -493,9 +682,24 @@ claim_slots(struct claim *cl, struct sched *s)
 			 */
 			held = plan.fire[i];
 			break;
+		} else if ((r = owner_full(cl, note, sizeof(note))) != 0) {
+			/*
+			 * The owner has as many runs in flight as it may: the
+			 * slot is skipped, as overlap skips it, with why; a
+			 * once schedule's only slot waits instead (see
+			 * above).
+			 */
+			if (r == -1)
+				return -1;
+			if (s->tm.kind == SCHED_KIND_ONCE)
+				return owner_wait(cl, s, note);
+			if (record_not_run(
+			        cl, s, "skipped", plan.fire[i], note))
+				return -1;
 		} else {
 			if ((r = fire(cl, s, plan.fire[i], s->slot_seq, 0,
-			         start_us(s, plan.fire[i]))) < 0)
+			         start_us(s, plan.fire[i]))) < 0 ||
+			    owner_took(cl, r) == -1)
 				return -1;
 			s->slot_seq += r;
 			fired += r;
@@ -581,7 +785,8 @@ claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
 	const char *p[1] = {db_rows_value(trig, i, 1)};
 	struct db_rows *rows;
 	struct sched s;
-	char run[RUN_ID_MAX], why[CV_ERRLEN];
+	char run[RUN_ID_MAX], why[CV_ERRLEN], owner[OWNER_BYTES];
+	char note[NOTE_BYTES];
 	int r;
 
 	if ((rows = db_query(
@@ -592,6 +797,9 @@ claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
 		return 0;
 	}
 	snprintf(run, sizeof(run), "sched-%.8s-t%s", p[0], tid);
+	snprintf(owner, sizeof(owner), "%s",
+	    db_rows_value(rows, 0, db_rows_columns(rows) - 1));
+	cl->owner = owner;
 	if (sched_load(rows, 0, &s, why, sizeof(why)) == -1) {
 		db_rows_free(rows);
 		log_warnx("run %s: schedule %s: %s", run, p[0], why);
@@ -609,7 +817,11 @@ claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
 		r = trigger_run(cl, tid, run, s.slot_seq, "skipped",
 		    "triggered while a run was in flight (overlap: skip)",
 		    NULL);
-	} else {
+	} else if ((r = owner_full(cl, note, sizeof(note))) != 0) {
+		if (r == 1)
+			r = trigger_run(
+			    cl, tid, run, s.slot_seq, "skipped", note, NULL);
+	} else if ((r = owner_took(cl, 1)) == 0) {
 		r = trigger_start(cl, &s, tid, run,
 		    strtoll(db_rows_value(trig, i, 3), NULL, 10),
 		    db_rows_value(trig, i, 2));
@@ -670,14 +882,16 @@ shelve(struct claim *cl, const char *id, const char *why)
 static int
 claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 {
-	char lim[24], why[CV_ERRLEN];
-	const char *p[3] = {lim, ahead, now};
+	char lim[24], win[24], why[CV_ERRLEN];
+	const char *p[4] = {lim, ahead, now, win};
 	struct db_rows *rows;
 	struct sched s;
 	int n, r = 0;
 
 	snprintf(lim, sizeof(lim), "%d", limit);
-	if ((rows = db_query(cl->db, CLAIM_SQL, 3, p, cl->err, cl->errlen)) ==
+	snprintf(win, sizeof(win), "%lld",
+	    (long long)cl->cf->claim_batch * CLAIM_WINDOW);
+	if ((rows = db_query(cl->db, CLAIM_SQL, 4, p, cl->err, cl->errlen)) ==
 	    NULL)
 		return -1;
 	n = db_rows_count(rows);
@@ -686,6 +900,7 @@ claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 			r = shelve(cl, db_rows_value(rows, i, 0), why);
 			continue;
 		}
+		cl->owner = db_rows_value(rows, i, db_rows_columns(rows) - 1);
 		r = s.retry_pending ? claim_retry(cl, &s) : claim_slots(cl, &s);
 		sched_clear(&s);
 	}
@@ -714,7 +929,8 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	    .sv_id = sv_id,
 	    .limit = limit,
 	    .err = err,
-	    .errlen = errlen};
+	    .errlen = errlen,
+	    .owner_max = owner_max(cf)};
 	char now[32], ahead[32];
 	struct timespec ts;
 	int64_t us;
@@ -751,6 +967,7 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	*jobs = cl.jobs;
 	json_decref(cl.fires);
 	free(cl.fired);
+	owners_free(&cl);
 	return ntrig + nsched;
 fail:
 	db_rollback(db);
@@ -758,5 +975,6 @@ fail_nocommit:
 	job_free_list(cl.jobs);
 	json_decref(cl.fires);
 	free(cl.fired);
+	owners_free(&cl);
 	return -1;
 }

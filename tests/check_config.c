@@ -52,6 +52,10 @@ assert_config_eq(const struct config *a, const struct config *b)
 	STR(http_allow_hosts);
 	STR(http_deny_hosts);
 	INT(http_max_redirects);
+	INT(owner_max_running);
+	INT(owner_max_schedules);
+	INT(owner_max_triggers_per_minute);
+	INT(max_timeout_seconds);
 #undef STR
 #undef INT
 }
@@ -233,6 +237,10 @@ static const struct int_key {
     K(api_threads, 1, 1024),
     K(api_max_body_bytes, 1024, 67108864),
     K(http_max_redirects, 0, 20),
+    K(owner_max_running, 0, 100000),
+    K(owner_max_schedules, 0, 100000000),
+    K(owner_max_triggers_per_minute, 0, 1000000),
+    K(max_timeout_seconds, 0, 31536000),
 #undef K
 };
 #define NINT_KEYS (int)(sizeof(int_keys) / sizeof(int_keys[0]))
@@ -897,7 +905,11 @@ static const char default_print[] =
     "api_max_body_bytes = 1048576\n"
     "http_allow_hosts = \"\"\n"
     "http_deny_hosts = 169.254.0.0/16,fe80::/10,fd00:ec2::254\n"
-    "http_max_redirects = 0\n";
+    "http_max_redirects = 0\n"
+    "owner_max_running = 0\n"
+    "owner_max_schedules = 10000\n"
+    "owner_max_triggers_per_minute = 60\n"
+    "max_timeout_seconds = 86400\n";
 
 START_TEST(test_print_defaults)
 {
@@ -1106,7 +1118,7 @@ START_TEST(test_packaged_uncommented)
 	ck_assert_msg(config_parse(&cf, text, len, "cronvisor.conf", err,
 	                  sizeof(err)) == 0,
 	    "%s", err);
-	ck_assert_uint_eq(nset, 27);
+	ck_assert_uint_eq(nset, 31);
 	assert_config_eq(&cf, &def);
 	free(text);
 	config_clear(&cf);

@@ -27,6 +27,7 @@ q postgres "CREATE DATABASE $name" >/dev/null || exit 1
 "$ctl" db migrate --database "$url" >/dev/null || exit 1
 # The supervisor's session has every plan it runs sent to it as a NOTICE
 # (auto_explain), which it logs at debug level: the plans are checked below.
+# Every schedule has one owner: no per-owner limit (engine_fair.sh).
 explain="options='-c session_preload_libraries=auto_explain
 	-c auto_explain.log_min_duration=0 -c auto_explain.log_level=notice'"
 cat >"$work/conf" <<EOF
@@ -35,6 +36,7 @@ supervisor_name = "batch-test"
 heartbeat_seconds = 1
 lease_seconds = 3
 log_level = "debug"
+owner_max_running = 100000
 EOF
 
 # What the quoted runs print: a"b\c, a newline, and the byte 0xff.

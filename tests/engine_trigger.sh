@@ -87,6 +87,7 @@ envvar() {
 	sed -n "s/^$2=//p" "$work/$1.env" 2>/dev/null
 }
 
+# Every schedule has one owner: no per-owner limit (engine_fair.sh).
 q postgres "CREATE DATABASE $name" >/dev/null || exit 1
 "$ctl" db migrate --database "$url" >/dev/null || exit 1
 cat >"$work/conf" <<EOF
@@ -96,6 +97,7 @@ heartbeat_seconds = 1
 lease_seconds = 3
 shutdown_grace_seconds = 1
 kill_grace_seconds = 1
+owner_max_running = 100000
 EOF
 start
 

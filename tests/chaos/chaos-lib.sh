@@ -49,6 +49,8 @@
 
 # log_of NAME: the log of supervisor NAME.
 # sv_start NAME [CONF-LINES]: starts supervisor NAME; pid in pid_NAME.
+# Every schedule here has one owner: no per-owner limit of runs in flight
+# (engine_fair.sh tests it).
 sv_start() {
 	[ -f "$work/$1.conf" ] || cat >"$work/$1.conf" <<EOF
 database_url = "$url"
@@ -58,6 +60,7 @@ lease_seconds = 3
 shutdown_grace_seconds = ${grace:-2}
 kill_grace_seconds = 1
 max_concurrent_runs = ${maxruns:-400}
+owner_max_running = 100000
 ${2:-}
 EOF
 	"$cvd" -f "$work/$1.conf" </dev/null >>"$work/$1.log" 2>&1 &
