@@ -362,6 +362,10 @@ child_main(const struct run_spec *spec, int result_fd, pid_t parent)
 		child_error(&res, 0, bad);
 		child_send(spec, result_fd, &res);
 	}
+	/* Where the supervisor has a delegated cgroup (cgroup.c). */
+	if (spec->run_id != NULL &&
+	    cgroup_enter(CGROUP_ROOT, spec->run_id, &spec->limits) == -1)
+		log_warn("cannot give the run its own cgroup; rlimits only");
 	if (spec->target == RUN_TARGET_EXEC)
 		exec_run(spec, sfd, &res);
 	else if (child_start(spec, sfd, &res) == 0)

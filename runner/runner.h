@@ -100,6 +100,18 @@ int spec_decode(const unsigned char *buf, size_t len, struct run_spec *spec,
     enum log_level *level, char *err, size_t errlen);
 void spec_free(struct run_spec *spec);
 
+/* cgroup.c: a cgroup v2 per run, where the supervisor was given one. */
+#define CGROUP_ROOT "/sys/fs/cgroup" /* where cgroup2 is mounted */
+int cgroup_self_path(const char *text, char *path, size_t len);
+int cgroup_has(const char *list, const char *name);
+int cgroup_delegated(const char *dir);
+int cgroup_setup_at(const char *root, const char *self, char *why, size_t len);
+int cgroup_setup(const char *root);
+int cgroup_enter_at(const char *root, const char *self, const char *run_id,
+    const struct run_limits *l);
+int cgroup_enter(const char *root, const char *run_id, const struct run_limits *l);
+void cgroup_remove(const char *run_id);
+
 /* child.c: the runner child, from fork to _exit. */
 _Noreturn void child_main(
     const struct run_spec *spec, int result_fd, pid_t parent);

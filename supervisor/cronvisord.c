@@ -343,6 +343,7 @@ reap(void)
 			continue;
 		}
 		job_reaped(j, st);
+		cgroup_remove(j->run_id);
 	}
 }
 
@@ -729,6 +730,7 @@ main(int argc, char **argv)
 		fatalx("cannot initialise libcurl");
 	setup_db();
 	setup_loop();
+	(void)cgroup_setup(CGROUP_ROOT); /* before the helper: it inherits */
 #ifndef CV_TESTING /* the test build forks every runner (spawn.c) */
 	(void)zygote_start();
 #endif
