@@ -36,25 +36,38 @@
  * and the claim takes the first of every owner, then the second of every
  * owner, and so on, each rank in next_run_at order.  An owner with a
  * thousand schedules due cannot push another's one schedule out of the
- * batch.  The owner comes last, after what sched_load() reads.  The outer
- * WHERE is checked again on the row locked (a peer may have moved it).
+ * batch.  The owner comes last, after what sched_load() reads.  The
+ * ranking picks twice as many as the claim may take (rows a peer holds
+ * are skipped), and only those are read again, by their primary key, and
+ * locked: joined to every due row instead, a claim of one row would read
+ * them all.  The outer WHERE is checked again on the row locked (a peer
+ * may have moved it).
  */
 #define CLAIM_SQL                                                              \
-	"SELECT " SCHED_COLUMNS ", owner FROM schedules JOIN (SELECT d.id "    \
-	"AS due_id, row_number() OVER (PARTITION BY d.owner ORDER BY "         \
-	"d.next_run_at, d.id) AS due_rank FROM (SELECT id, owner, "            \
-	"next_run_at FROM schedules WHERE " DUE_WHERE " ORDER BY next_run_at " \
-	"LIMIT $4) d) r ON r.due_id = schedules.id WHERE " DUE_WHERE           \
-	" ORDER BY r.due_rank, next_run_at LIMIT $1 FOR UPDATE OF schedules "  \
-	"SKIP LOCKED"
+	"SELECT " SCHED_COLUMNS ", owner FROM unnest(ARRAY(SELECT due_id "     \
+	"FROM (SELECT d.id AS due_id, d.next_run_at AS due_at, row_number() "  \
+	"OVER (PARTITION BY d.owner ORDER BY d.next_run_at, d.id) AS "         \
+	"due_rank FROM (SELECT id, owner, next_run_at FROM schedules WHERE "   \
+	DUE_WHERE " ORDER BY next_run_at LIMIT $4) d) r ORDER BY due_rank, "   \
+	"due_at LIMIT 2 * $1::int)) WITH ORDINALITY AS k(due_id, due_pos) "    \
+	"JOIN schedules ON schedules.id = k.due_id WHERE " DUE_WHERE           \
+	" ORDER BY k.due_pos LIMIT $1 FOR UPDATE OF schedules SKIP LOCKED"
 
 /* The longest owner name in bytes: 200 characters of UTF-8, and a NUL. */
 #define OWNER_BYTES (200 * 4 + 1)
 /* A note naming an owner: the whole name, never cut inside a character. */
 #define NOTE_BYTES (OWNER_BYTES + 100)
 
-/* How many due schedules a claim ranks, per row it may take. */
-#define CLAIM_WINDOW 10
+/*
+ * How many due schedules a claim ranks: CLAIM_WINDOW per row it may take,
+ * and at least CLAIM_WINDOW_MIN.  Not more: a claim of one row (a run
+ * ended, one slot free) that sorted a thousand due rows would cost 10 ms
+ * instead of a fraction of one, and a burst of 2,000 such claims would
+ * hold the database for seconds (the heartbeats that ride on the same
+ * loop came late enough for peers to take runs over).
+ */
+#define CLAIM_WINDOW     10
+#define CLAIM_WINDOW_MIN 100
 
 /*
  * Runs in flight per owner, on every supervisor, from the rows that say
@@ -889,8 +902,9 @@ claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 	int n, r = 0;
 
 	snprintf(lim, sizeof(lim), "%d", limit);
-	snprintf(win, sizeof(win), "%lld",
-	    (long long)cl->cf->claim_batch * CLAIM_WINDOW);
+	snprintf(win, sizeof(win), "%d",
+	    limit * CLAIM_WINDOW > CLAIM_WINDOW_MIN ? limit * CLAIM_WINDOW
+	                                            : CLAIM_WINDOW_MIN);
 	if ((rows = db_query(cl->db, CLAIM_SQL, 4, p, cl->err, cl->errlen)) ==
 	    NULL)
 		return -1;
