@@ -819,27 +819,85 @@ schedules_get(struct request *rq, struct response *rs, char *err, size_t errlen)
 
 /* --- PATCH /schedules/{id} ---------------------------------------------- */
 
-/* 1 if the timing of a and b differs (the fields that place the slots). */
-static int
-timing_changed(const struct schedule_doc *a, const struct schedule_doc *b)
+/*
+ * The first of keys (NULL-terminated) whose value differs between a and b,
+ * or NULL when none does; keys[0] when a document cannot be built.
+ */
+static const char *
+field_changed(const struct schedule_doc *a, const struct schedule_doc *b,
+    const char *const *keys)
 {
-	static const char *const keys[] = {"kind", "interval_seconds", "anchor",
-	    "cron", "timezone", "at", "start_at", "dst_gap", "dst_fold",
-	    "jitter_seconds", NULL};
 	json_t *ja = schedule_to_json(a), *jb = schedule_to_json(b);
-	int changed = ja == NULL || jb == NULL;
+	const char *changed = ja == NULL || jb == NULL ? keys[0] : NULL;
 
 	for (int i = 0; !changed && keys[i]; i++)
-		changed = !json_equal(
-		    json_object_get(ja, keys[i]), json_object_get(jb, keys[i]));
+		if (!json_equal(json_object_get(ja, keys[i]),
+		        json_object_get(jb, keys[i])))
+			changed = keys[i];
 	json_decref(ja);
 	json_decref(jb);
 	return changed;
 }
 
+/* The fields that place the slots. */
+static const char *const timing_keys[] = {"kind", "interval_seconds",
+    "anchor", "cron", "timezone", "at", "start_at", "dst_gap", "dst_fold",
+    "jitter_seconds", NULL};
+
+/* The fields that only decide what the slots do: timing and policies. */
+static const char *const slot_keys[] = {"kind", "interval_seconds", "anchor",
+    "cron", "timezone", "at", "start_at", "dst_gap", "dst_fold",
+    "jitter_seconds", "total_repeats", "max_retries", "backoff",
+    "retry_delay_seconds", "overlap", "catch_up", "max_catch_up_runs",
+    "starting_deadline_seconds", NULL};
+
+/*
+ * What a PATCH from old to d may do to a schedule of status `status`.  A
+ * done or dead schedule has no slot left, so a change to a field that
+ * only matters to slots would be accepted and ignored: it is refused
+ * (400 invalid_state naming the field), except that a new `at` makes a
+ * done schedule that is (or becomes) a once schedule active again.
+ * Returns 1 for that revival, 0 to go on, -1 when *rs holds the 400.
+ */
+static int
+terminal_patch(const struct schedule_doc *old, const struct schedule_doc *d,
+    const char *status, struct response *rs)
+{
+	int done = strcmp(status, "done") == 0;
+	const char *k;
+
+	if (!done && strcmp(status, "dead") != 0)
+		return 0;
+	if (done && d->kind == SCHED_KIND_ONCE &&
+	    (d->present & (1u << SCHEDULE_F_AT)) &&
+	    field_changed(old, d, (const char *const[]){"at", NULL}))
+		return 1;
+	if ((k = field_changed(old, d, slot_keys)) == NULL)
+		return 0;
+	api_error(rs, 400, "invalid_state", k,
+	    "the schedule is %s and has no slot left to change%s", status,
+	    done ? "; only a new future at on a once schedule makes it active "
+	           "again"
+	         : "; create a new schedule");
+	return -1;
+}
+
+/* Makes a done schedule active again, at repeat and counters unchanged. */
+static int
+revive(struct request *rq, const char *id, char *err, size_t errlen)
+{
+	const char *p[1] = {id};
+
+	return db_exec(rq->db,
+	    "UPDATE schedules SET status = 'active', current_retry = 0, "
+	    "retry_pending = false WHERE id = $1",
+	    1, p, err, errlen);
+}
+
 /*
  * PATCH /schedules/{id}: the fields the body names change; a new timing
- * moves an active schedule's next slot (a pending retry keeps its time).
+ * moves an active schedule's next slot (a pending retry keeps its time);
+ * a new `at` revives a done once schedule (terminal_patch()).
  */
 int
 schedules_update(
@@ -851,7 +909,7 @@ schedules_update(
 	struct schedule_doc old, d;
 	struct schedule_error e;
 	json_t *row;
-	int found, r = 0;
+	int found, revived = 0, r = 0;
 
 	memset(&old, 0, sizeof(old));
 	memset(&d, 0, sizeof(d));
@@ -890,7 +948,9 @@ schedules_update(
 		d.timeout_seconds = rq->cf->default_timeout_seconds;
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
-	        (no_receiver(rq, &d, rs) || denied_url(rq, &d, rs)))) {
+	        (no_receiver(rq, &d, rs) || denied_url(rq, &d, rs))) ||
+	    (revived = terminal_patch(&old, &d,
+	         db_rows_value(rows, 0, C_STATUS), rs)) == -1) {
 		db_rollback(rq->db);
 		goto out;
 	}
@@ -901,19 +961,23 @@ schedules_update(
 	 * back behind a run) the end of that run decides what comes next:
 	 * only the slot moves, for it to find.
 	 */
-	if (timing_changed(&old, &d) &&
-	    strcmp(db_rows_value(rows, 0, C_STATUS), "active") == 0 &&
-	    strcmp(db_rows_value(rows, 0, C_RETRY), "t") != 0) {
+	if ((revived || (field_changed(&old, &d, timing_keys) &&
+	                    strcmp(db_rows_value(rows, 0, C_STATUS),
+	                        "active") == 0 &&
+	                    strcmp(db_rows_value(rows, 0, C_RETRY), "t") !=
+	                        0))) {
 		if (first_slot(&d, run, slot, sizeof(run), rs)) {
 			db_rollback(rq->db);
 			goto out;
 		}
 		sp = slot;
-		if (strcmp(db_rows_value(rows, 0, C_NO_NEXT_RUN), "t") != 0 ||
+		if (revived ||
+		    strcmp(db_rows_value(rows, 0, C_NO_NEXT_RUN), "t") != 0 ||
 		    strcmp(db_rows_value(rows, 0, C_RUNNING), "0") == 0)
 			rp = run;
 	}
-	if ((out = write_doc(rq, 0, id, rp, sp, &d, err, errlen)) == NULL) {
+	if ((revived && revive(rq, id, err, errlen) == -1) ||
+	    (out = write_doc(rq, 0, id, rp, sp, &d, err, errlen)) == NULL) {
 		r = db_failed(rq);
 		goto out;
 	}
