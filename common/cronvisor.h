@@ -533,6 +533,8 @@ int schedule_patch(struct schedule_doc *d, const char *json, size_t len,
 int schedule_from_row(
     struct json_t *row, struct schedule_doc *out, struct schedule_error *e);
 int schedule_equal(const struct schedule_doc *a, const struct schedule_doc *b);
+int schedule_json_storable(
+    struct json_t *v, const char *field, struct schedule_error *e);
 int schedule_timing(
     const struct schedule_doc *d, struct timing *tm, char *err, size_t errlen);
 int schedule_first_slot(

@@ -484,6 +484,38 @@ limit(json_t *limits, const char *key, int64_t def)
 }
 
 /*
+ * The JSON column text of what (a column name, for the message) as a new
+ * reference; NULL with err if jansson cannot read it.
+ */
+static json_t *
+stored_json(const char *text, const char *what, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *v = json_loads(text, JSON_DECODE_ANY, &jerr);
+
+	if (v == NULL)
+		log_errbuf(err, errlen,
+		    "%s: the stored value cannot be read (%s); the run cannot "
+		    "start",
+		    what, jerr.text);
+	return v;
+}
+
+/* 0 if stored_json() reads text ("" counts as readable), else -1. */
+static int
+stored_check(const char *text, const char *what, char *err, size_t errlen)
+{
+	json_t *v;
+
+	if (text[0] == '\0')
+		return 0;
+	if ((v = stored_json(text, what, err, errlen)) == NULL)
+		return -1;
+	json_decref(v);
+	return 0;
+}
+
+/*
  * Builds the run_spec of run j of schedule s into *spec, with the strings
  * and vectors it points to in sb (free with sched_spec_clear()).  Returns
  * 0, or -1 with err saying why the run cannot start.
@@ -492,13 +524,28 @@ int
 sched_spec(const struct sched *s, const struct job *j, const struct config *cf,
     struct spec_buf *sb, struct run_spec *spec, char *err, size_t errlen)
 {
-	json_t *t = s->target[0] ? json_loads(s->target, 0, NULL) : NULL;
-	json_t *lim = json_loads(s->limits, 0, NULL);
-	const char *type = json_string_value(json_object_get(t, "type"));
+	json_t *t = NULL, *lim = NULL;
+	const char *type;
 	int r;
 
 	memset(sb, 0, sizeof(*sb));
 	memset(spec, 0, sizeof(*spec));
+	/*
+	 * A column jansson cannot read (a number no int64 or double holds,
+	 * written by hand) fails the run with that error.  Above all a target
+	 * that does not read is never taken for "no target": that would post
+	 * the schedule's event to the receiver and call it a success.
+	 */
+	if ((s->target[0] && (t = stored_json(s->target, "target", err,
+	                          errlen)) == NULL) ||
+	    (s->limits[0] && (lim = stored_json(s->limits, "limits", err,
+	                          errlen)) == NULL) ||
+	    stored_check(s->payload, "trigger_payload", err, errlen) == -1) {
+		json_decref(t);
+		json_decref(lim);
+		return -1;
+	}
+	type = json_string_value(json_object_get(t, "type"));
 	spec->run_id = j->run_id;
 	spec->schedule = s->name;
 	spec->timeout = s->timeout;
