@@ -350,8 +350,16 @@ denied_url(
 	char host[512], err[CV_ERRLEN];
 	int printable = 1;
 
-	if (d->target_type != SCHEDULE_TARGET_HTTP || url == NULL ||
-	    hostlist_url_host(url, host, sizeof(host)) == -1)
+	if (d->target_type != SCHEDULE_TARGET_HTTP || url == NULL)
+		return 0;
+	/* Events at the receiver come from schedules without a target only. */
+	if (receiver_reaches(rq->cf->receiver_url, url)) {
+		api_error(rs, 400, "invalid_field", "target.url",
+		    "the URL leads to the receiver (receiver_url), which "
+		    "takes events of schedules without a target only");
+		return 1;
+	}
+	if (hostlist_url_host(url, host, sizeof(host)) == -1)
 		return 0;
 	if (hostlist_parse(&al, allow ? allow : "", err, sizeof(err)) == 0 &&
 	    hostlist_parse(&dl, deny ? deny : "", err, sizeof(err)) == 0)

@@ -14,6 +14,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cronvisord.h"
 
@@ -60,6 +61,7 @@ enum {
 	C_RETRY_REPEAT,
 	C_DELETED,
 	C_NEXT_RUN_US,
+	C_OWNER,
 };
 
 /* Reads an integer column; NULL gives def. */
@@ -149,6 +151,7 @@ sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
 	s->payload = col_str(rows, row, C_PAYLOAD);
 	s->workflow_id = col_str(rows, row, C_WORKFLOW);
 	s->trigger_node_id = col_str(rows, row, C_NODE);
+	s->owner = col_str(rows, row, C_OWNER);
 	if (load_timing(rows, row, s, err, errlen) == -1) {
 		sched_clear(s);
 		return -1;
@@ -213,6 +216,7 @@ sched_clear(struct sched *s)
 	free(s->payload);
 	free(s->workflow_id);
 	free(s->trigger_node_id);
+	free(s->owner);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -370,9 +374,9 @@ event_body(const struct sched *s, const struct job *j, int receiver)
 	char *out;
 
 	timefmt_utc(j->slot, slot, sizeof(slot));
-	ev = json_pack("{s:s, s:s, s:I, s:o, s:s, s:I, s:s}",
-	    "scheduled_job_id", s->id, "scheduled_job_name", s->name,
-	    "repeat_number", (json_int_t)j->repeat, "payload",
+	ev = json_pack("{s:s, s:s, s:s, s:I, s:o, s:s, s:I, s:s}",
+	    "scheduled_job_id", s->id, "scheduled_job_name", s->name, "owner",
+	    s->owner, "repeat_number", (json_int_t)j->repeat, "payload",
 	    payload ? payload : json_object(), "run_id", j->run_id, "attempt",
 	    (json_int_t)j->attempt, "slot_at", slot);
 	if (ev && receiver) {
@@ -402,23 +406,49 @@ event_body(const struct sched *s, const struct job *j, int receiver)
  * of sb without a field of its own (sched_spec_clear() frees body).
  */
 static int
-host_lists(const struct config *cf, struct spec_buf *sb, struct run_spec *spec,
-    char *err, size_t errlen)
+host_lists(const struct config *cf, int receiver, struct spec_buf *sb,
+    struct run_spec *spec, char *err, size_t errlen)
 {
 	const char *allow = cf->http_allow_hosts ? cf->http_allow_hosts : "";
 	const char *deny = cf->http_deny_hosts ? cf->http_deny_hosts : "";
+	const char *recv = receiver || cf->receiver_url == NULL
+	    ? ""
+	    : cf->receiver_url;
 	size_t b = spec->body_len, a = strlen(allow), d = strlen(deny);
-	char *p = realloc(sb->body, b + 1 + a + 1 + d + 1);
+	size_t r = strlen(recv);
+	char *p = realloc(sb->body, b + 1 + a + 1 + d + 1 + r + 1);
 
 	if (p == NULL)
 		return log_errbuf(err, errlen, "out of memory");
 	memcpy(p + b + 1, allow, a + 1);
 	memcpy(p + b + 1 + a + 1, deny, d + 1);
+	memcpy(p + b + 1 + a + 1 + d + 1, recv, r + 1);
 	sb->body = p;
 	spec->body = p;
 	spec->allow_hosts = p + b + 1;
 	spec->deny_hosts = p + b + 1 + a + 1;
+	/* A target's run may not reach the receiver (runner/http.c). */
+	spec->receiver_url = r > 0 ? p + b + 1 + a + 1 + d + 1 : NULL;
 	return 0;
+}
+
+/*
+ * Adds the X-Cronvisor-Signature header of the receiver's event body to
+ * sb->headers (n in use) when receiver_secret is set (receiver.c).  The
+ * secret itself stays in the supervisor's memory: only the signature
+ * goes into the spec.
+ */
+static int
+sign_event(const struct config *cf, struct spec_buf *sb, size_t *n)
+{
+	char sig[RECEIVER_SIG_LEN];
+
+	if (cf->receiver_secret == NULL || cf->receiver_secret[0] == '\0')
+		return 0;
+	if (receiver_sign(cf->receiver_secret, (int64_t)time(NULL), sb->body,
+	        strlen(sb->body), sig, sizeof(sig)) == -1)
+		return -1;
+	return vec_add(&sb->headers, n, "X-Cronvisor-Signature: %s", sig);
 }
 
 /* The HTTP part of a spec (t NULL: the receiver); 0, or -1 with err. */
@@ -453,7 +483,8 @@ http_spec(const struct sched *s, const struct job *j, json_t *t,
 	if (sb->body == NULL ||
 	    vec_add(&sb->headers, &n, "Content-Type: application/json") ||
 	    vec_add(&sb->headers, &n, "X-Job-Id: %s", s->id) ||
-	    vec_add(&sb->headers, &n, "X-Execution-Id: %s", j->run_id))
+	    vec_add(&sb->headers, &n, "X-Execution-Id: %s", j->run_id) ||
+	    (t == NULL && sign_event(cf, sb, &n) == -1))
 		return log_errbuf(err, errlen, "out of memory");
 	json_object_foreach(hdrs, k, v)
 	{
@@ -471,7 +502,7 @@ http_spec(const struct sched *s, const struct job *j, json_t *t,
 	spec->body = sb->body;
 	spec->body_len = strlen(sb->body);
 	spec->max_redirects = (long)cf->http_max_redirects;
-	return host_lists(cf, sb, spec, err, errlen);
+	return host_lists(cf, t == NULL, sb, spec, err, errlen);
 }
 
 /* A limit: the schedule's value if it set one, else the default. */

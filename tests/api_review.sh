@@ -78,6 +78,27 @@ ok "PATCH of the unreadable row: nothing written" "$(snap)" "$before"
 call DELETE "/schedules/$bad" "$E"
 ok "DELETE of the unreadable row" "$code" 204
 
+# 2. The receiver is not a tenant's target.
+r=$CV_RECEIVER_URL # http://127.0.0.1:PORT/receiver
+port=${r#http://127.0.0.1:}
+port=${port%%/*}
+for u in "$r" "$r/x?y=1" "http://127.0.0.1:$port/./receiver" \
+	"http://127.0.0.1:$port/a/../receiver" "HTTP://127.0.0.1:$port/%72eceiver" \
+	"http://127.0.0.1.:$port/receiver" "http://0x7f000001:$port/receiver" \
+	"http://2130706433:$port/receiver" "http://127.1:$port/receiver"; do
+	refused "http target $u" target.url \
+		"{\"name\": \"fake-event\", $far, \"target\": {\"type\": \"http\", \"url\": \"$u\"}}"
+done
+send POST /schedules "$E" "{\"name\": \"near\", $far, \"target\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:$port/receivers-not\"}}"
+ok_status "a path beside the receiver's: 201" 201
+send POST /schedules "$E" "{\"name\": \"near\", $far, \"target\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:$port/landing\"}}"
+ok_status "another path on the receiver's host: 201" 201
+near=$(j .id)
+before=$(snap)
+send PATCH "/schedules/$near" "$E" "{\"target\": {\"type\": \"http\", \"url\": \"$r\"}}"
+ok_error "PATCH to the receiver" 400 invalid_field target.url
+ok "PATCH to the receiver: nothing written" "$(snap)" "$before"
+
 # 3. Secrets of targets.
 send POST /schedules "$E" "{\"name\": \"secret\", $far, \"target\": {\"type\": \"http\", \"url\": \"http://example.invalid/\", \"headers\": {\"Authorization\": \"Bearer s3cr3t\", \"X-Other\": \"o\"}}}"
 ok_status "http target with headers: 201" 201
