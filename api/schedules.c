@@ -19,6 +19,7 @@
 #define IDEM_KEY_MAX 255 /* bytes of an Idempotency-Key */
 #define BATCH_MAX    500
 #define ROW_JSON     "cronvisor_schedule_json(s)::text"
+#define SECRET_MASK  "***" /* target.headers and env values, for viewers */
 
 /* The fields an editor's write may not raise past the configuration. */
 static const char *const limit_keys[] = {
@@ -75,22 +76,88 @@ doc_error(struct response *rs, const struct schedule_error *e)
 }
 
 /*
- * The schedule as the API returns it, from the JSON text of its row: id
- * and owner, the document (through common/schedule.c, so that output and
- * input are one format), then the state.  A row the document code refuses
- * (written by hand) is returned as the database has it.  NULL on OOM.
+ * The string member key of the jsonb text of a schedules row, as JSON (a
+ * new reference), or JSON null.  jsonb writes `"key": "value"` with the
+ * quotes of keys and values bare and those inside strings escaped, so the
+ * first `"key": "` is the member, whatever the row holds elsewhere.
  */
 static json_t *
-schedule_out(const char *row_text)
+row_string(const char *row_text, const char *key)
 {
-	json_t *row = json_loads(row_text, 0, NULL), *out, *doc;
+	char needle[32];
+	const char *p, *q;
+	json_t *v;
+
+	snprintf(needle, sizeof(needle), "\"%s\": \"", key);
+	if ((p = strstr(row_text, needle)) == NULL)
+		return json_null();
+	p += strlen(needle) - 1;
+	for (q = p + 1; *q != '\0' && *q != '"'; q++)
+		if (*q == '\\' && q[1] != '\0')
+			q++;
+	v = *q == '"' ? json_loadb(p, (size_t)(q - p + 1), JSON_DECODE_ANY,
+	                    NULL)
+	              : NULL;
+	return v ? v : json_null();
+}
+
+/*
+ * A row jansson cannot read (a number of jsonb that no int64 or double
+ * holds, written by hand or by a version that did not refuse it): its id,
+ * owner and name, and "unreadable" saying why, so that one such row does
+ * not take its whole page down.  NULL on OOM.
+ */
+static json_t *
+schedule_unreadable(const char *row_text, const char *why)
+{
+	return json_pack("{s:o, s:o, s:o, s:s+}", "id",
+	    row_string(row_text, "id"), "owner", row_string(row_text, "owner"),
+	    "name", row_string(row_text, "name"), "unreadable",
+	    "the stored schedule cannot be read: ", why);
+}
+
+/*
+ * Shows the values of target.headers and target.env of the schedule o as
+ * SECRET_MASK: they carry credentials, and a viewer reads schedules
+ * it may not change (docs/api.md, "Secrets in targets").
+ */
+static void
+mask_secrets(json_t *o)
+{
+	static const char *const maps[] = {"headers", "env"};
+	json_t *t = json_object_get(o, "target"), *m, *v;
+	const char *k;
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(*maps); i++) {
+		m = json_object_get(t, maps[i]);
+		json_object_foreach(m, k, v)
+		    json_object_set_new(m, k, json_string(SECRET_MASK));
+	}
+}
+
+/*
+ * The schedule as the API returns it, from the JSON text of its row: id
+ * and owner, the document (through common/schedule.c, so that output and
+ * input are one format), then the state; with mask, its secrets masked.
+ * A row the document code refuses (written by hand) is returned as the
+ * database has it, one jansson cannot read as schedule_unreadable() says.
+ * NULL on OOM.
+ */
+static json_t *
+schedule_out_as(const char *row_text, int mask)
+{
+	json_error_t jerr;
+	json_t *row = json_loads(row_text, 0, &jerr), *out, *doc;
 	struct schedule_doc d;
 	struct schedule_error e;
 
 	if (row == NULL)
-		return NULL;
-	if (schedule_from_row(row, &d, &e) == -1)
+		return schedule_unreadable(row_text, jerr.text);
+	if (schedule_from_row(row, &d, &e) == -1) {
+		if (mask)
+			mask_secrets(row);
 		return row;
+	}
 	doc = schedule_to_json(&d);
 	schedule_clear(&d);
 	out = json_pack("{s:O?, s:O?}", "id", json_object_get(row, "id"),
@@ -109,10 +176,26 @@ schedule_out(const char *row_text)
 			goto done;
 		}
 	}
+	if (mask)
+		mask_secrets(out);
 done:
 	json_decref(doc);
 	json_decref(row);
 	return out;
+}
+
+/* The schedule of row_text as a writer sees it. */
+static json_t *
+schedule_out(const char *row_text)
+{
+	return schedule_out_as(row_text, 0);
+}
+
+/* The schedule of row_text as a viewer sees it: secrets masked. */
+static json_t *
+schedule_out_masked(const char *row_text)
+{
+	return schedule_out_as(row_text, 1);
 }
 
 /* Answers with the schedule of row_text and status. */
@@ -267,8 +350,16 @@ denied_url(
 	char host[512], err[CV_ERRLEN];
 	int printable = 1;
 
-	if (d->target_type != SCHEDULE_TARGET_HTTP || url == NULL ||
-	    hostlist_url_host(url, host, sizeof(host)) == -1)
+	if (d->target_type != SCHEDULE_TARGET_HTTP || url == NULL)
+		return 0;
+	/* Events at the receiver come from schedules without a target only. */
+	if (receiver_reaches(rq->cf->receiver_url, url)) {
+		api_error(rs, 400, "invalid_field", "target.url",
+		    "the URL leads to the receiver (receiver_url), which "
+		    "takes events of schedules without a target only");
+		return 1;
+	}
+	if (hostlist_url_host(url, host, sizeof(host)) == -1)
 		return 0;
 	if (hostlist_parse(&al, allow ? allow : "", err, sizeof(err)) == 0 &&
 	    hostlist_parse(&dl, deny ? deny : "", err, sizeof(err)) == 0)
@@ -319,14 +410,26 @@ db_failed(struct request *rq)
 	return API_DB_FAILED;
 }
 
-/* Commits and answers with row_text; the commit's failure is the server's. */
+/*
+ * Answers with row_text and commits: the answer is made first, so that a
+ * write whose answer cannot be made is rolled back, never committed
+ * behind a 500.  The commit's failure is the server's.
+ */
 static int
 commit_reply(struct request *rq, struct response *rs, int status,
     const char *row_text, char *err, size_t errlen)
 {
-	if (db_commit(rq->db, err, errlen) == -1)
+	json_t *o = schedule_out(row_text);
+
+	if (o == NULL) {
+		db_rollback(rq->db);
+		return -1;
+	}
+	if (db_commit(rq->db, err, errlen) == -1) {
+		json_decref(o);
 		return db_failed(rq);
-	return reply_schedule(rs, status, row_text);
+	}
+	return api_json(rs, status, o);
 }
 
 /* A non-empty JSON body, or 1 after answering 400. */
@@ -420,9 +523,17 @@ write_doc(struct request *rq, int insert, const char *key, const char *run,
 		p[n++] = rq->idem_key;
 		p[n++] = rq->idem_key ? rq->body : NULL;
 	}
+	/* Inside the caller's transaction: a collision undoes only itself. */
 	for (int t = 0; t < (insert ? INSERT_TRIES : 1) && rows == NULL; t++) {
+		if (insert && db_exec(rq->db, "SAVEPOINT write_doc", 0, NULL,
+		                  err, errlen) == -1)
+			break;
 		rows = db_query(rq->db, sql, n, p, err, errlen);
 		if (rows == NULL && db_error(rq->db) != DB_ERR_UNIQUE)
+			break;
+		if (rows == NULL && db_exec(rq->db,
+		                        "ROLLBACK TO SAVEPOINT write_doc", 0,
+		                        NULL, err, errlen) == -1)
 			break;
 	}
 	free(sql);
@@ -544,20 +655,25 @@ schedules_create(
 		schedule_clear(&d);
 		return 0;
 	}
+	if (db_begin(rq->db, err, errlen) == -1) {
+		schedule_clear(&d);
+		return API_DB_FAILED;
+	}
 	rows = write_doc(rq, 1, owner, run, slot, &d, err, errlen);
 	schedule_clear(&d);
 	if (rows == NULL)
-		return API_DB_FAILED;
+		return db_failed(rq);
 	if (db_rows_count(rows) == 0) {
 		/* A request of the same key committed first. */
 		db_rows_free(rows);
+		db_rollback(rq->db);
 		if ((r = idem_replay(rq, rs, owner, err, errlen)) == 0)
 			api_error(rs, 503, "unavailable", NULL,
 			    "a request with this Idempotency-Key was being "
 			    "written; send it again");
 		return r == 1 || r == 0 ? 0 : r;
 	}
-	r = reply_schedule(rs, 201, db_rows_value(rows, 0, 0));
+	r = commit_reply(rq, rs, 201, db_rows_value(rows, 0, 0), err, errlen);
 	db_rows_free(rows);
 	return r;
 }
@@ -720,7 +836,8 @@ schedules_list(
 	    8, p, err, errlen);
 	if (rows == NULL)
 		return API_DB_FAILED;
-	r = api_page(rs, rows, limit, "schedules", schedule_out);
+	r = api_page(rs, rows, limit, "schedules",
+	    rq->who.role < ROLE_EDITOR ? schedule_out_masked : schedule_out);
 	db_rows_free(rows);
 	return r;
 }
@@ -800,7 +917,8 @@ schedules_get(struct request *rq, struct response *rs, char *err, size_t errlen)
 		return 0;
 	if ((rows = load(rq, id, 0, &found, err, errlen)) == NULL)
 		return found == 0 ? not_found(rs) : API_DB_FAILED;
-	o = schedule_out(db_rows_value(rows, 0, C_JSON));
+	o = schedule_out_as(
+	    db_rows_value(rows, 0, C_JSON), rq->who.role < ROLE_EDITOR);
 	fires = preview(db_rows_value(rows, 0, C_JSON),
 	    db_rows_value(rows, 0, C_STATUS),
 	    db_rows_value(rows, 0, C_NEXT_SLOT), n);
@@ -895,6 +1013,47 @@ revive(struct request *rq, const char *id, char *err, size_t errlen)
 }
 
 /*
+ * A target sent back as a viewer saw it: each value of target.headers and
+ * target.env that is SECRET_MASK keeps the value the stored target old
+ * has under that name, so that a GET then PATCH of the whole target does
+ * not overwrite secrets with the mask.  Returns 0, or -1 with *e (400)
+ * when old has no such value to keep.
+ */
+static int
+keep_secrets(struct schedule_doc *d, const struct schedule_doc *old,
+    struct schedule_error *e)
+{
+	static const char *const maps[] = {"headers", "env"};
+	json_t *m, *om, *v, *ov;
+	const char *k;
+
+	if (!(d->present & (1u << SCHEDULE_F_TARGET)))
+		return 0;
+	for (size_t i = 0; i < sizeof(maps) / sizeof(*maps); i++) {
+		m = json_object_get(d->target, maps[i]);
+		om = json_object_get(old->target, maps[i]);
+		json_object_foreach(m, k, v)
+		{
+			if (strcmp(json_string_value(v), SECRET_MASK) != 0)
+				continue;
+			if (!json_is_string(ov = json_object_get(om, k))) {
+				snprintf(e->code, sizeof(e->code),
+				    "invalid_field");
+				snprintf(e->field, sizeof(e->field),
+				    "target.%s.%s", maps[i], k);
+				snprintf(e->message, sizeof(e->message),
+				    "\"%s\" keeps a stored value, and there "
+				    "is none of that name",
+				    SECRET_MASK);
+				return -1;
+			}
+			json_object_set(m, k, ov);
+		}
+	}
+	return 0;
+}
+
+/*
  * PATCH /schedules/{id}: the fields the body names change; a new timing
  * moves an active schedule's next slot (a pending retry keeps its time);
  * a new `at` revives a done once schedule (terminal_patch()).
@@ -932,11 +1091,14 @@ schedules_update(
 	    schedule_from_row(row, &d, &e) == -1) {
 		json_decref(row);
 		db_rollback(rq->db);
-		r = api_error(rs, 500, "internal", NULL,
-		    "schedule %s: its stored row is not a valid document", id);
+		r = api_error(rs, 409, "unreadable", NULL,
+		    "schedule %s: its stored row is not a valid document; "
+		    "delete it and create it again",
+		    id);
 		goto out;
 	}
-	if (schedule_patch(&d, rq->body, rq->body_len, &e) == -1) {
+	if (schedule_patch(&d, rq->body, rq->body_len, &e) == -1 ||
+	    keep_secrets(&d, &old, &e) == -1) {
 		json_decref(row);
 		db_rollback(rq->db);
 		r = doc_error(rs, &e);
@@ -1352,6 +1514,7 @@ schedules_trigger(
 	static const char *const allowed[] = {"payload", NULL};
 	char idbuf[API_ID_LEN + 1], *payload = NULL;
 	const char *id, *p[4];
+	struct schedule_error e;
 	struct db_rows *rows;
 	json_t *body, *pl;
 	int found, r;
@@ -1374,6 +1537,10 @@ schedules_trigger(
 		json_decref(body);
 		return api_error(rs, 400, "invalid_field", "payload",
 		    "expected an object (or null for the schedule's)");
+	}
+	if (pl && schedule_json_storable(pl, "payload", &e) == -1) {
+		json_decref(body);
+		return doc_error(rs, &e);
 	}
 	if (pl && json_is_object(pl) &&
 	    (payload = json_dumps(pl, JSON_COMPACT)) == NULL) {

@@ -36,6 +36,7 @@
 enum config_type {
 	CONFIG_TYPE_STRING,   /* char *, length 0..max bytes */
 	CONFIG_TYPE_CONNINFO, /* char *, like STRING; passwords masked */
+	CONFIG_TYPE_SECRET,   /* char *, like STRING; printed masked */
 	CONFIG_TYPE_INT,      /* int64_t, decimal, min..max */
 	CONFIG_TYPE_LEVEL,    /* enum log_level, by name */
 	CONFIG_TYPE_LISTEN,   /* char *, unix:/path or loopback:port min..max */
@@ -79,6 +80,8 @@ static const struct config_key config_keys[] = {
         "Redis server of redis targets that name none"),
     CONFIG_KEY_STR(receiver_url, CONFIG_URL_MAX, "",
         "where schedules without a target POST their event; \"\" = none"),
+    CONFIG_KEY(receiver_secret, char *, CONFIG_TYPE_SECRET, 0, 1024, "",
+        "HMAC-SHA256 key signing the receiver's events; \"\" = unsigned"),
     CONFIG_KEY_STR(supervisor_name, 255, "",
         "this supervisor's name in runs and heartbeats; \"\" = host name"),
     CONFIG_KEY(log_level, enum log_level, CONFIG_TYPE_LEVEL, 0, 0, "info",
@@ -388,6 +391,7 @@ config_set(struct config *cf, const struct config_key *k, const char *v,
 		/* FALLTHROUGH */
 	case CONFIG_TYPE_STRING:
 	case CONFIG_TYPE_CONNINFO:
+	case CONFIG_TYPE_SECRET:
 		if (strlen(v) > (size_t)k->max) {
 			snprintf(why, whylen, "longer than %" PRId64 " bytes",
 			    k->max);
@@ -894,7 +898,9 @@ config_print_string(FILE *fp, const struct config_key *k, const char *v)
 	 * one that would no longer fit the key's limit is masked whole, so
 	 * that the output always parses.
 	 */
-	if (k->type == CONFIG_TYPE_CONNINFO &&
+	if (k->type == CONFIG_TYPE_SECRET && v[0] != '\0')
+		v = CONFIG_MASK;
+	else if (k->type == CONFIG_TYPE_CONNINFO &&
 	    ((masked = config_mask(v)) == NULL ||
 	        strlen(masked) > (size_t)k->max))
 		v = CONFIG_MASK;

@@ -309,12 +309,27 @@ enum hostlist_verdict hostlist_check(const struct hostlist *allow,
 int hostlist_url_host(const char *url, char *host, size_t len);
 const char *hostlist_verdict_text(enum hostlist_verdict v);
 
+/* receiver.c: the receiver's URL kept from tenants, and its signatures. */
+struct receiver_url {
+	char host[256]; /* one spelling per address (receiver.c) */
+	int port;       /* the scheme's when none is written */
+	char path[1024]; /* decoded, dot segments removed, "/" at least */
+};
+#define RECEIVER_SIG_LEN 96 /* "t=<time>,v1=<64 hex>" and its NUL */
+int receiver_url_parse(const char *url, struct receiver_url *u);
+int receiver_url_reaches(const struct receiver_url *r,
+    const struct receiver_url *u, const char *const *r_ips, const char *ip);
+int receiver_reaches(const char *receiver, const char *url);
+int receiver_sign(const char *secret, int64_t t, const char *body, size_t len,
+    char *out, size_t outlen);
+
 /* config.c: /etc/cronvisor/cronvisor.conf and its environment overrides. */
 #define CONFIG_PATH "/etc/cronvisor/cronvisor.conf"
 struct config {
 	char *database_url;          /* libpq conninfo or URI */
 	char *redis_url;             /* redis target default server */
 	char *receiver_url;          /* where target-less schedules POST */
+	char *receiver_secret;       /* signs the receiver's events, "" = no */
 	char *supervisor_name;       /* this supervisor's name, "" = host */
 	enum log_level log_level;    /* how much to log */
 	int64_t max_concurrent_runs; /* runs in flight per supervisor */
@@ -533,6 +548,8 @@ int schedule_patch(struct schedule_doc *d, const char *json, size_t len,
 int schedule_from_row(
     struct json_t *row, struct schedule_doc *out, struct schedule_error *e);
 int schedule_equal(const struct schedule_doc *a, const struct schedule_doc *b);
+int schedule_json_storable(
+    struct json_t *v, const char *field, struct schedule_error *e);
 int schedule_timing(
     const struct schedule_doc *d, struct timing *tm, char *err, size_t errlen);
 int schedule_first_slot(

@@ -64,6 +64,7 @@ struct run_spec {
 	const char *proxy;          /* HTTP: proxy URL; NULL: none, ever */
 	const char *allow_hosts;    /* HTTP: hostlist text; NULL, "": any */
 	const char *deny_hosts;     /* HTTP: hostlist text, wins; NULL: none */
+	const char *receiver_url;   /* HTTP: a URL it may not reach, NULL: none */
 	long max_redirects;         /* HTTP: redirects followed, each checked */
 	int64_t timeout;            /* seconds the target may take, >= 1 */
 	int64_t kill_grace;         /* seconds from SIGTERM to SIGKILL, >= 0 */

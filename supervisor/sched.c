@@ -14,6 +14,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cronvisord.h"
 
@@ -60,6 +61,7 @@ enum {
 	C_RETRY_REPEAT,
 	C_DELETED,
 	C_NEXT_RUN_US,
+	C_OWNER,
 };
 
 /* Reads an integer column; NULL gives def. */
@@ -149,6 +151,7 @@ sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
 	s->payload = col_str(rows, row, C_PAYLOAD);
 	s->workflow_id = col_str(rows, row, C_WORKFLOW);
 	s->trigger_node_id = col_str(rows, row, C_NODE);
+	s->owner = col_str(rows, row, C_OWNER);
 	if (load_timing(rows, row, s, err, errlen) == -1) {
 		sched_clear(s);
 		return -1;
@@ -213,6 +216,7 @@ sched_clear(struct sched *s)
 	free(s->payload);
 	free(s->workflow_id);
 	free(s->trigger_node_id);
+	free(s->owner);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -370,9 +374,9 @@ event_body(const struct sched *s, const struct job *j, int receiver)
 	char *out;
 
 	timefmt_utc(j->slot, slot, sizeof(slot));
-	ev = json_pack("{s:s, s:s, s:I, s:o, s:s, s:I, s:s}",
-	    "scheduled_job_id", s->id, "scheduled_job_name", s->name,
-	    "repeat_number", (json_int_t)j->repeat, "payload",
+	ev = json_pack("{s:s, s:s, s:s, s:I, s:o, s:s, s:I, s:s}",
+	    "scheduled_job_id", s->id, "scheduled_job_name", s->name, "owner",
+	    s->owner, "repeat_number", (json_int_t)j->repeat, "payload",
 	    payload ? payload : json_object(), "run_id", j->run_id, "attempt",
 	    (json_int_t)j->attempt, "slot_at", slot);
 	if (ev && receiver) {
@@ -402,23 +406,49 @@ event_body(const struct sched *s, const struct job *j, int receiver)
  * of sb without a field of its own (sched_spec_clear() frees body).
  */
 static int
-host_lists(const struct config *cf, struct spec_buf *sb, struct run_spec *spec,
-    char *err, size_t errlen)
+host_lists(const struct config *cf, int receiver, struct spec_buf *sb,
+    struct run_spec *spec, char *err, size_t errlen)
 {
 	const char *allow = cf->http_allow_hosts ? cf->http_allow_hosts : "";
 	const char *deny = cf->http_deny_hosts ? cf->http_deny_hosts : "";
+	const char *recv = receiver || cf->receiver_url == NULL
+	    ? ""
+	    : cf->receiver_url;
 	size_t b = spec->body_len, a = strlen(allow), d = strlen(deny);
-	char *p = realloc(sb->body, b + 1 + a + 1 + d + 1);
+	size_t r = strlen(recv);
+	char *p = realloc(sb->body, b + 1 + a + 1 + d + 1 + r + 1);
 
 	if (p == NULL)
 		return log_errbuf(err, errlen, "out of memory");
 	memcpy(p + b + 1, allow, a + 1);
 	memcpy(p + b + 1 + a + 1, deny, d + 1);
+	memcpy(p + b + 1 + a + 1 + d + 1, recv, r + 1);
 	sb->body = p;
 	spec->body = p;
 	spec->allow_hosts = p + b + 1;
 	spec->deny_hosts = p + b + 1 + a + 1;
+	/* A target's run may not reach the receiver (runner/http.c). */
+	spec->receiver_url = r > 0 ? p + b + 1 + a + 1 + d + 1 : NULL;
 	return 0;
+}
+
+/*
+ * Adds the X-Cronvisor-Signature header of the receiver's event body to
+ * sb->headers (n in use) when receiver_secret is set (receiver.c).  The
+ * secret itself stays in the supervisor's memory: only the signature
+ * goes into the spec.
+ */
+static int
+sign_event(const struct config *cf, struct spec_buf *sb, size_t *n)
+{
+	char sig[RECEIVER_SIG_LEN];
+
+	if (cf->receiver_secret == NULL || cf->receiver_secret[0] == '\0')
+		return 0;
+	if (receiver_sign(cf->receiver_secret, (int64_t)time(NULL), sb->body,
+	        strlen(sb->body), sig, sizeof(sig)) == -1)
+		return -1;
+	return vec_add(&sb->headers, n, "X-Cronvisor-Signature: %s", sig);
 }
 
 /* The HTTP part of a spec (t NULL: the receiver); 0, or -1 with err. */
@@ -453,7 +483,8 @@ http_spec(const struct sched *s, const struct job *j, json_t *t,
 	if (sb->body == NULL ||
 	    vec_add(&sb->headers, &n, "Content-Type: application/json") ||
 	    vec_add(&sb->headers, &n, "X-Job-Id: %s", s->id) ||
-	    vec_add(&sb->headers, &n, "X-Execution-Id: %s", j->run_id))
+	    vec_add(&sb->headers, &n, "X-Execution-Id: %s", j->run_id) ||
+	    (t == NULL && sign_event(cf, sb, &n) == -1))
 		return log_errbuf(err, errlen, "out of memory");
 	json_object_foreach(hdrs, k, v)
 	{
@@ -471,7 +502,7 @@ http_spec(const struct sched *s, const struct job *j, json_t *t,
 	spec->body = sb->body;
 	spec->body_len = strlen(sb->body);
 	spec->max_redirects = (long)cf->http_max_redirects;
-	return host_lists(cf, sb, spec, err, errlen);
+	return host_lists(cf, t == NULL, sb, spec, err, errlen);
 }
 
 /* A limit: the schedule's value if it set one, else the default. */
@@ -484,6 +515,38 @@ limit(json_t *limits, const char *key, int64_t def)
 }
 
 /*
+ * The JSON column text of what (a column name, for the message) as a new
+ * reference; NULL with err if jansson cannot read it.
+ */
+static json_t *
+stored_json(const char *text, const char *what, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *v = json_loads(text, JSON_DECODE_ANY, &jerr);
+
+	if (v == NULL)
+		log_errbuf(err, errlen,
+		    "%s: the stored value cannot be read (%s); the run cannot "
+		    "start",
+		    what, jerr.text);
+	return v;
+}
+
+/* 0 if stored_json() reads text ("" counts as readable), else -1. */
+static int
+stored_check(const char *text, const char *what, char *err, size_t errlen)
+{
+	json_t *v;
+
+	if (text[0] == '\0')
+		return 0;
+	if ((v = stored_json(text, what, err, errlen)) == NULL)
+		return -1;
+	json_decref(v);
+	return 0;
+}
+
+/*
  * Builds the run_spec of run j of schedule s into *spec, with the strings
  * and vectors it points to in sb (free with sched_spec_clear()).  Returns
  * 0, or -1 with err saying why the run cannot start.
@@ -492,13 +555,28 @@ int
 sched_spec(const struct sched *s, const struct job *j, const struct config *cf,
     struct spec_buf *sb, struct run_spec *spec, char *err, size_t errlen)
 {
-	json_t *t = s->target[0] ? json_loads(s->target, 0, NULL) : NULL;
-	json_t *lim = json_loads(s->limits, 0, NULL);
-	const char *type = json_string_value(json_object_get(t, "type"));
+	json_t *t = NULL, *lim = NULL;
+	const char *type;
 	int r;
 
 	memset(sb, 0, sizeof(*sb));
 	memset(spec, 0, sizeof(*spec));
+	/*
+	 * A column jansson cannot read (a number no int64 or double holds,
+	 * written by hand) fails the run with that error.  Above all a target
+	 * that does not read is never taken for "no target": that would post
+	 * the schedule's event to the receiver and call it a success.
+	 */
+	if ((s->target[0] && (t = stored_json(s->target, "target", err,
+	                          errlen)) == NULL) ||
+	    (s->limits[0] && (lim = stored_json(s->limits, "limits", err,
+	                          errlen)) == NULL) ||
+	    stored_check(s->payload, "trigger_payload", err, errlen) == -1) {
+		json_decref(t);
+		json_decref(lim);
+		return -1;
+	}
+	type = json_string_value(json_object_get(t, "type"));
 	spec->run_id = j->run_id;
 	spec->schedule = s->name;
 	spec->timeout = s->timeout;
