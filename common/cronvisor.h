@@ -51,6 +51,7 @@ int log_errbuf(char *err, size_t errlen, const char *fmt, ...) CV_PRINTF(3, 4);
 /* text.c: UTF-8 as PostgreSQL takes it. */
 size_t utf8_len(const unsigned char *p, size_t left);
 int utf8_valid(const char *s, size_t len);
+size_t text_escape(const char *s, const char *keep, char *out, size_t outlen);
 
 /* io.c: EINTR and short-transfer loops, in one place. */
 ssize_t io_read(int fd, void *buf, size_t len);
