@@ -308,6 +308,8 @@ int hostlist_match(const struct hostlist *hl, const char *host, const char *ip);
 enum hostlist_verdict hostlist_check(const struct hostlist *allow,
     const struct hostlist *deny, const char *host, const char *ip);
 int hostlist_url_host(const char *url, char *host, size_t len);
+int hostlist_canon(const char *host, char *out, size_t len);
+int hostlist_url_canon(const char *url, char *out, size_t len);
 const char *hostlist_verdict_text(enum hostlist_verdict v);
 
 /* config.c: /etc/cronvisor/cronvisor.conf and its environment overrides. */
