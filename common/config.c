@@ -127,7 +127,7 @@ static const struct config_key config_keys[] = {
     CONFIG_KEY(http_allow_hosts, char *, CONFIG_TYPE_HOSTS, 0, CONFIG_HOSTS_MAX,
         "", "hosts HTTP targets may reach; \"\" = any"),
     CONFIG_KEY(http_deny_hosts, char *, CONFIG_TYPE_HOSTS, 0, CONFIG_HOSTS_MAX,
-        "169.254.0.0/16,fe80::/10,fd00:ec2::254",
+        "169.254.0.0/16,fe80::/10,fd00:ec2::254,100.100.100.200,0.0.0.0/8,::",
         "hosts HTTP targets may never reach; wins over allow"),
     CONFIG_KEY_INT(http_max_redirects, 0, 20, "0",
         "redirects an HTTP target follows, each hop checked"),

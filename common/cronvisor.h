@@ -51,6 +51,7 @@ int log_errbuf(char *err, size_t errlen, const char *fmt, ...) CV_PRINTF(3, 4);
 /* text.c: UTF-8 as PostgreSQL takes it. */
 size_t utf8_len(const unsigned char *p, size_t left);
 int utf8_valid(const char *s, size_t len);
+size_t text_escape(const char *s, const char *keep, char *out, size_t outlen);
 
 /* io.c: EINTR and short-transfer loops, in one place. */
 ssize_t io_read(int fd, void *buf, size_t len);
@@ -307,6 +308,8 @@ int hostlist_match(const struct hostlist *hl, const char *host, const char *ip);
 enum hostlist_verdict hostlist_check(const struct hostlist *allow,
     const struct hostlist *deny, const char *host, const char *ip);
 int hostlist_url_host(const char *url, char *host, size_t len);
+int hostlist_canon(const char *host, char *out, size_t len);
+int hostlist_url_canon(const char *url, char *out, size_t len);
 const char *hostlist_verdict_text(enum hostlist_verdict v);
 
 /* receiver.c: the receiver's URL kept from tenants, and its signatures. */

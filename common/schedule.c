@@ -350,7 +350,7 @@ static int
 decode_text(const struct field *f, json_t *v, struct schedule_doc *d,
     struct schedule_error *e)
 {
-	const char *s = json_string_value(v);
+	const char *s = json_string_value(v), *keep;
 	size_t n;
 
 	if (s == NULL)
@@ -360,6 +360,12 @@ decode_text(const struct field *f, json_t *v, struct schedule_doc *d,
 		return fail(e, "invalid_field", f->name,
 		    "must be %lld to %lld characters long", (long long)f->lo,
 		    (long long)f->hi);
+	/* a description may hold lines; no text may hold terminal controls */
+	keep = f->off == OFF(description) ? "\t\n\r" : NULL;
+	if (text_escape(s, keep, NULL, 0) != strlen(s))
+		return fail(e, "invalid_field", f->name,
+		    "must not contain control characters%s",
+		    keep ? " other than tab and line ends" : "");
 	free(*str_at(d, f));
 	if ((*str_at(d, f) = strdup(s)) == NULL)
 		return fail(e, "internal", f->name, "out of memory");

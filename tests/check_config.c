@@ -897,7 +897,8 @@ static const char default_print[] =
     "api_threads = 8\n"
     "api_max_body_bytes = 1048576\n"
     "http_allow_hosts = \"\"\n"
-    "http_deny_hosts = 169.254.0.0/16,fe80::/10,fd00:ec2::254\n"
+    "http_deny_hosts = "
+    "169.254.0.0/16,fe80::/10,fd00:ec2::254,100.100.100.200,0.0.0.0/8,::\n"
     "http_max_redirects = 0\n";
 
 START_TEST(test_print_defaults)
