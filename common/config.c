@@ -124,6 +124,8 @@ static const struct config_key config_keys[] = {
     CONFIG_KEY_INT(api_threads, 1, 1024, "8", "FastCGI worker threads"),
     CONFIG_KEY_INT(api_max_body_bytes, 1024, 67108864, "1048576",
         "largest request body the API accepts"),
+    CONFIG_KEY_INT(api_io_timeout_seconds, 1, 3600, "10",
+        "longest wait for one read or write on a FastCGI connection"),
     CONFIG_KEY(http_allow_hosts, char *, CONFIG_TYPE_HOSTS, 0, CONFIG_HOSTS_MAX,
         "", "hosts HTTP targets may reach; \"\" = any"),
     CONFIG_KEY(http_deny_hosts, char *, CONFIG_TYPE_HOSTS, 0, CONFIG_HOSTS_MAX,

@@ -354,6 +354,7 @@ struct config {
 	char *api_socket_group;          /* group of the API socket, "" = own */
 	int64_t api_threads;             /* FastCGI worker threads */
 	int64_t api_max_body_bytes;      /* largest request body accepted */
+	int64_t api_io_timeout_seconds;  /* one FastCGI read or write, at most */
 	char *http_allow_hosts;          /* hostlist.c: "" = any host */
 	char *http_deny_hosts;           /* hostlist.c: refused, wins */
 	int64_t http_max_redirects;      /* redirects an HTTP target follows */

@@ -49,6 +49,7 @@ assert_config_eq(const struct config *a, const struct config *b)
 	STR(api_socket_group);
 	INT(api_threads);
 	INT(api_max_body_bytes);
+	INT(api_io_timeout_seconds);
 	STR(http_allow_hosts);
 	STR(http_deny_hosts);
 	INT(http_max_redirects);
@@ -232,6 +233,7 @@ static const struct int_key {
     K(limit_fsize_mb, 0, 16777216),
     K(api_threads, 1, 1024),
     K(api_max_body_bytes, 1024, 67108864),
+    K(api_io_timeout_seconds, 1, 3600),
     K(http_max_redirects, 0, 20),
 #undef K
 };
@@ -896,6 +898,7 @@ static const char default_print[] =
     "api_socket_group = www-data\n"
     "api_threads = 8\n"
     "api_max_body_bytes = 1048576\n"
+    "api_io_timeout_seconds = 10\n"
     "http_allow_hosts = \"\"\n"
     "http_deny_hosts = "
     "169.254.0.0/16,fe80::/10,fd00:ec2::254,100.100.100.200,0.0.0.0/8,::\n"
