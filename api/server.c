@@ -452,6 +452,15 @@ worker_main(void *arg)
 				continue; /* the sweep took it */
 		}
 		conn_serve(w, &fr, fd);
+		/*
+		 * Then one connection from the backlog, if one waits: the
+		 * listening socket is one entry of the epoll set beside every
+		 * kept connection, and would otherwise get one turn in as many,
+		 * leaving new connections (nginx makes them when all it keeps
+		 * are busy) to wait seconds behind the kept ones.
+		 */
+		if (!atomic_load(&api.stopping) && (fd = conn_accept()) != -1)
+			conn_serve(w, &fr, fd);
 	}
 	FCGX_Free(&fr, 1);
 	db_close(w->db);

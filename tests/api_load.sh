@@ -3,6 +3,7 @@
 # whole stack of tests/api-harness.sh (nginx with the shipped snippets →
 # FastCGI → cronvisor-api with 4 threads → PostgreSQL), issue 17:
 #
+#   * the socket's listen backlog is the system's net.core.somaxconn;
 #   * idle connections: api_threads + 2 raw connections to the FastCGI
 #     socket, each sending one byte and then nothing, do not stop the API:
 #     GET /health through nginx answers 200 within the read deadline
@@ -28,6 +29,12 @@ api_up "$1" "$2" "$3" "$4"
 load="$here/helpers/apiload.py"
 threads=$(sed -n 's/^api_threads = //p' "$CV_CONF")
 deadline=2
+
+# --- the listen backlog is the system's -------------------------------------
+# ss shows a listening socket's backlog in its Send-Q column.
+ok "backlog: net.core.somaxconn" \
+	"$(ss -xlnH src "$CV_SOCKET" 2>/dev/null | awk '{print $4; exit}')" \
+	"$(cat /proc/sys/net/core/somaxconn)"
 
 # --- a few idle connections do not stop the API ----------------------------
 # Each connection sends one byte (not even a FastCGI record header) and
