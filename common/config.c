@@ -854,12 +854,14 @@ config_mask_uri(const char *s, FILE *m)
 }
 
 /*
- * Returns a copy of database_url s, to be freed, with passwords replaced
- * by CONFIG_MASK; NULL if memory ran out.  Text that is neither a URI nor
- * a conninfo is masked whole if it mentions a password.
+ * Returns a copy of database_url s (conninfo 1) or of another URL (0:
+ * receiver_url, redis_url, any scheme with "://"), to be freed, with
+ * passwords replaced by CONFIG_MASK; NULL if memory ran out.  Text that
+ * is neither a URI nor a conninfo is masked whole if it mentions a
+ * password.
  */
 static char *
-config_mask(const char *s)
+config_mask(const char *s, int conninfo)
 {
 	char *out = NULL;
 	size_t len;
@@ -868,7 +870,7 @@ config_mask(const char *s)
 
 	if ((m = open_memstream(&out, &len)) == NULL)
 		return NULL;
-	if (config_is_uri(s))
+	if (!conninfo || config_is_uri(s))
 		config_mask_uri(s, m);
 	else if (config_mask_conninfo(s, NULL) == 0)
 		config_mask_conninfo(s, m);
@@ -883,9 +885,28 @@ config_mask(const char *s)
 }
 
 /*
+ * Whether a key holds a secret as a whole: its name ends in "_secret",
+ * "_token" or "_password" (receiver_secret and the like).
+ */
+static int
+config_key_secret(const char *name)
+{
+	static const char *const ends[] = {"_secret", "_token", "_password"};
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		if (n > strlen(ends[i]) &&
+		    strcmp(name + n - strlen(ends[i]), ends[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
  * Prints one string setting, quoted if parsing it unquoted would not give
  * it back: empty, blanks at either end, or a '#' or '"' inside.  A
- * database_url is printed with its passwords masked.
+ * database_url and every URL (receiver_url, redis_url) are printed with
+ * their passwords masked, a secret key (config_key_secret()) masked
+ * whole.
  */
 static void
 config_print_string(FILE *fp, const struct config_key *k, const char *v)
@@ -900,10 +921,12 @@ config_print_string(FILE *fp, const struct config_key *k, const char *v)
 	 * one that would no longer fit the key's limit is masked whole, so
 	 * that the output always parses.
 	 */
-	if (k->type == CONFIG_TYPE_SECRET && v[0] != '\0')
+	if ((k->type == CONFIG_TYPE_SECRET || config_key_secret(k->name)) &&
+	    v[0] != '\0')
 		v = CONFIG_MASK;
-	else if (k->type == CONFIG_TYPE_CONNINFO &&
-	    ((masked = config_mask(v)) == NULL ||
+	else if ((k->type == CONFIG_TYPE_CONNINFO || strstr(v, "://")) &&
+	    ((masked = config_mask(v, k->type == CONFIG_TYPE_CONNINFO)) ==
+	            NULL ||
 	        strlen(masked) > (size_t)k->max))
 		v = CONFIG_MASK;
 	else if (masked != NULL)
@@ -929,15 +952,16 @@ config_print_string(FILE *fp, const struct config_key *k, const char *v)
 /*
  * Prints the configuration as a file config_parse() reads back to the same
  * settings: a comment line, then one `key = value` line per key in table
- * order.  Passwords in database_url are printed as "***", as the comment
- * says, so that the output can be shown and pasted safely.
+ * order.  Passwords in database_url and the other URLs, and secret keys,
+ * are printed as "***", as the comment says, so that the output can be
+ * shown and pasted safely.
  */
 void
 config_print(const struct config *cf, FILE *fp)
 {
 	fprintf(fp,
-	    "# cronvisor configuration in effect; passwords in "
-	    "database_url are shown as %s\n",
+	    "# cronvisor configuration in effect; passwords and "
+	    "credentials are shown as %s\n",
 	    CONFIG_MASK);
 	for (const struct config_key *k = config_keys;
 	     k < config_keys + CONFIG_NKEYS; k++) {

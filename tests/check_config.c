@@ -871,7 +871,7 @@ START_TEST(test_load_cross)
 END_TEST
 
 static const char default_print[] =
-    "# cronvisor configuration in effect; passwords in database_url are "
+    "# cronvisor configuration in effect; passwords and credentials are "
     "shown as ***\n"
     "database_url = postgresql:///cronvisor\n"
     "redis_url = redis://127.0.0.1:6379\n"
@@ -1028,6 +1028,43 @@ START_TEST(test_print_mask)
 }
 END_TEST
 
+/* The other URLs: the password of their userinfo and query, no more. */
+static const char *const url_masks[][3] = {
+    {"CRONVISOR_REDIS_URL", "redis://:secret@127.0.0.1:6379/0",
+        "redis://:***@127.0.0.1:6379/0"},
+    {"CRONVISOR_REDIS_URL", "rediss://user:secret@r.example:6380",
+        "rediss://user:***@r.example:6380"},
+    {"CRONVISOR_REDIS_URL", "redis://127.0.0.1:6379", "redis://127.0.0.1:6379"},
+    {"CRONVISOR_RECEIVER_URL", "https://hook:secret@rcv.example/in?x=1",
+        "https://hook:***@rcv.example/in?x=1"},
+    {"CRONVISOR_RECEIVER_URL", "http://rcv.example/in?password=secret&a=b",
+        "http://rcv.example/in?password=***&a=b"},
+    {"CRONVISOR_RECEIVER_URL", "http://u@rcv.example/",
+        "http://u@rcv.example/"},
+};
+
+START_TEST(test_print_mask_urls)
+{
+	struct config cf;
+	char *out, *v;
+	const char *key = strcmp(url_masks[_i][0], "CRONVISOR_REDIS_URL") == 0
+	    ? "redis_url"
+	    : "receiver_url";
+
+	ck_assert(setenv(url_masks[_i][0], url_masks[_i][1], 1) == 0);
+	config_defaults(&cf);
+	ck_assert(config_env(&cf, NULL, 0) == 0);
+	out = print_config(&cf);
+	v = printed_value(out, key);
+	ck_assert_str_eq(v, url_masks[_i][2]);
+	ck_assert_msg(strstr(out, "secret") == NULL, "leak: %s", out);
+	free(v);
+	free(out);
+	config_clear(&cf);
+	unsetenv(url_masks[_i][0]);
+}
+END_TEST
+
 /* A value masking would push past 2048 bytes is masked whole. */
 START_TEST(test_print_mask_long)
 {
@@ -1181,6 +1218,8 @@ config_suite(void)
 	    (int)(sizeof(roundtrips) / sizeof(roundtrips[0])));
 	tcase_add_test(tp, test_print_roundtrip_env);
 	tcase_add_test(tp, test_print_mask_long);
+	tcase_add_loop_test(tp, test_print_mask_urls, 0,
+	    (int)(sizeof(url_masks) / sizeof(url_masks[0])));
 	tcase_add_loop_test(
 	    tp, test_print_mask, 0, (int)(sizeof(masks) / sizeof(masks[0])));
 	suite_add_tcase(s, tp);

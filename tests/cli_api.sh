@@ -181,6 +181,16 @@ check global-after 0 "renamed" -- \
 check global-before 0 "renamed" -- \
 	env -u CRONVISOR_URL -u CRONVISOR_TOKEN "$ctl" --url "$CRONVISOR_URL" \
 	--token "$CRONVISOR_TOKEN" schedules list
+check token-warns 0 "--token on the command line shows in ps to every local user" -- \
+	"$ctl" schedules list --token "$CRONVISOR_TOKEN"
+printf '%s\n' "$CRONVISOR_TOKEN" >"$tmp/token"
+check token-file 0 "renamed" -- \
+	env -u CRONVISOR_TOKEN "$ctl" schedules list --token-file "$tmp/token"
+lacks token-file-quiet "shows in ps"
+check token-file-env 0 "renamed" -- \
+	env -u CRONVISOR_TOKEN CRONVISOR_TOKEN_FILE="$tmp/token" "$ctl" schedules list
+check token-file-missing 1 "cannot read the API token from /nonexistent/t" -- \
+	"$ctl" schedules list --token-file /nonexistent/t
 
 # delete: one, then several at once (all or nothing)
 check delete 0 "deleted $id1" -- "$ctl" schedules delete "$id1"

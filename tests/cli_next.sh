@@ -81,5 +81,17 @@ check config 0 "max_concurrent_runs = 7" -- \
 check config-bad 1 "CRONVISOR_MAX_CONCURRENT_RUNS: 0 is out of range" -- \
 	env CRONVISOR_MAX_CONCURRENT_RUNS=0 "$ctl" config check -f "$empty"
 check config-missing 1 "No such file" -- "$ctl" config check -f /nonexistent/cronvisor.conf
+# ... safe to paste: no password of any URL, no secret key's value
+printf '%s\n' 'database_url = "host=db user=cv password=pw-db-1"' \
+	'redis_url = redis://:pw-redis-2@127.0.0.1:6379/0' \
+	'receiver_url = https://hook:pw-rcv-3@rcv.example/in' >"$tmp/secret.conf"
+check config-mask 0 "redis_url = redis://:***@127.0.0.1:6379/0" -- \
+	"$ctl" config check -f "$tmp/secret.conf"
+check config-mask-rcv 0 "receiver_url = https://hook:***@rcv.example/in" -- \
+	"$ctl" config check -f "$tmp/secret.conf"
+lacks config-mask-none "pw-"
+check config-mask-uri 0 "database_url = postgresql://cv:***@db/x" -- \
+	env CRONVISOR_DATABASE_URL=postgresql://cv:pw-4@db/x "$ctl" config check -f "$empty"
+lacks config-mask-uri-none "pw-"
 
 summary cli_next
