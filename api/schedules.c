@@ -621,6 +621,47 @@ new_owner(struct request *rq, struct response *rs, char *buf, size_t len)
 }
 
 /*
+ * A target sent back as a viewer saw it: each value of target.headers and
+ * target.env that is SECRET_MASK keeps the value the stored target old
+ * has under that name, so that a GET then PATCH of the whole target does
+ * not overwrite secrets with the mask.  Returns 0, or -1 with *e (400)
+ * when old has no such value to keep.
+ */
+static int
+keep_secrets(struct schedule_doc *d, const struct schedule_doc *old,
+    struct schedule_error *e)
+{
+	static const char *const maps[] = {"headers", "env"};
+	json_t *m, *om, *v, *ov;
+	const char *k;
+
+	if (!(d->present & (1u << SCHEDULE_F_TARGET)))
+		return 0;
+	for (size_t i = 0; i < sizeof(maps) / sizeof(*maps); i++) {
+		m = json_object_get(d->target, maps[i]);
+		om = json_object_get(old->target, maps[i]);
+		json_object_foreach(m, k, v)
+		{
+			if (strcmp(json_string_value(v), SECRET_MASK) != 0)
+				continue;
+			if (!json_is_string(ov = json_object_get(om, k))) {
+				snprintf(e->code, sizeof(e->code),
+				    "invalid_field");
+				snprintf(e->field, sizeof(e->field),
+				    "target.%s.%s", maps[i], k);
+				snprintf(e->message, sizeof(e->message),
+				    "\"%s\" keeps a stored value, and there "
+				    "is none of that name",
+				    SECRET_MASK);
+				return -1;
+			}
+			json_object_set(m, k, ov);
+		}
+	}
+	return 0;
+}
+
+/*
  * POST /schedules: a new schedule from the document in the body.  With an
  * Idempotency-Key, a request the owner has sent before (its reply lost,
  * or a 503 while the commit's outcome was unknown) gets the schedule the
@@ -647,6 +688,11 @@ schedules_create(
 		return r == 1 ? 0 : r;
 	if (schedule_parse(rq->body, rq->body_len, &d, &e) == -1)
 		return doc_error(rs, &e);
+	/* A new schedule has no stored secret for the mask to keep. */
+	if (keep_secrets(&d, &(struct schedule_doc){0}, &e) == -1) {
+		schedule_clear(&d);
+		return doc_error(rs, &e);
+	}
 	if (!(d.present & (1u << SCHEDULE_F_TIMEOUT)))
 		d.timeout_seconds = rq->cf->default_timeout_seconds;
 	if (forbidden_fields(rq, &d, d.present, rs) ||
@@ -1010,47 +1056,6 @@ revive(struct request *rq, const char *id, char *err, size_t errlen)
 	    "UPDATE schedules SET status = 'active', current_retry = 0, "
 	    "retry_pending = false WHERE id = $1",
 	    1, p, err, errlen);
-}
-
-/*
- * A target sent back as a viewer saw it: each value of target.headers and
- * target.env that is SECRET_MASK keeps the value the stored target old
- * has under that name, so that a GET then PATCH of the whole target does
- * not overwrite secrets with the mask.  Returns 0, or -1 with *e (400)
- * when old has no such value to keep.
- */
-static int
-keep_secrets(struct schedule_doc *d, const struct schedule_doc *old,
-    struct schedule_error *e)
-{
-	static const char *const maps[] = {"headers", "env"};
-	json_t *m, *om, *v, *ov;
-	const char *k;
-
-	if (!(d->present & (1u << SCHEDULE_F_TARGET)))
-		return 0;
-	for (size_t i = 0; i < sizeof(maps) / sizeof(*maps); i++) {
-		m = json_object_get(d->target, maps[i]);
-		om = json_object_get(old->target, maps[i]);
-		json_object_foreach(m, k, v)
-		{
-			if (strcmp(json_string_value(v), SECRET_MASK) != 0)
-				continue;
-			if (!json_is_string(ov = json_object_get(om, k))) {
-				snprintf(e->code, sizeof(e->code),
-				    "invalid_field");
-				snprintf(e->field, sizeof(e->field),
-				    "target.%s.%s", maps[i], k);
-				snprintf(e->message, sizeof(e->message),
-				    "\"%s\" keeps a stored value, and there "
-				    "is none of that name",
-				    SECRET_MASK);
-				return -1;
-			}
-			json_object_set(m, k, ov);
-		}
-	}
-	return 0;
 }
 
 /*

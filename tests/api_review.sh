@@ -122,6 +122,9 @@ before=$(snap)
 send PATCH "/schedules/$hs" "$E" '{"target": {"type": "http", "url": "http://example.invalid/", "headers": {"X-New": "***"}}}'
 ok_error "PATCH: a mask for no stored value" 400 invalid_field target.headers.X-New
 ok "PATCH: a mask for no stored value: nothing written" "$(snap)" "$before"
+send POST /schedules "$E" "{\"name\": \"mask\", $far, \"target\": {\"type\": \"exec\", \"argv\": [\"/bin/true\"], \"env\": {\"K\": \"***\"}}}"
+ok_error "create: a mask for no stored value" 400 invalid_field target.env.K
+ok "create: a mask for no stored value: nothing written" "$(snap)" "$before"
 
 api_finish
 summary api_review
