@@ -210,7 +210,8 @@ reply_schedule(struct response *rs, int status, const char *row_text)
 /*
  * Reads schedule id (visible to the caller, not deleted), locking it when
  * lock is set (inside the caller's transaction).  Returns the rows (JSON
- * text, running, status, retry_pending, next_slot_at epoch, whether
+ * text, running, status, retry_pending, next_slot_at epoch (a decimal,
+ * with the fraction of a second), whether
  * next_run_at is NULL: the columns of enum col) or NULL: then
  * *found says whether it was a database failure (-1) or no row (0).
  */
@@ -224,12 +225,12 @@ load(struct request *rq, const char *id, int lock, int *found, char *err,
 	rows = db_query(rq->db,
 	    lock
 	        ? "SELECT " ROW_JSON ", running, status, retry_pending, "
-	          "extract(epoch FROM next_slot_at)::bigint, next_run_at IS NULL "
+	          "extract(epoch FROM next_slot_at), next_run_at IS NULL "
 	          "FROM schedules s "
 	          "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
 	          "OR owner = $2) FOR UPDATE"
 	        : "SELECT " ROW_JSON ", running, status, retry_pending, "
-	          "extract(epoch FROM next_slot_at)::bigint, next_run_at IS NULL "
+	          "extract(epoch FROM next_slot_at), next_run_at IS NULL "
 	          "FROM schedules s "
 	          "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
 	          "OR owner = $2)",
@@ -376,8 +377,25 @@ denied_url(
 }
 
 /*
- * The first slot of d from now as text parameters (epoch seconds), or
- * answers 400 and returns 1 when it has none.
+ * Slot (whole seconds, from common/slot.c) of document d as a text
+ * parameter, epoch seconds with the milliseconds every slot of d has
+ * (slot_set_ms(): a once schedule's `at`, an interval's `start_at`).
+ */
+static void
+slot_param(const struct schedule_doc *d, int64_t slot, char *buf, size_t len)
+{
+	struct timing tm = {.kind = d->kind};
+	int64_t ms;
+
+	slot_set_ms(&tm, d->at, d->start_at);
+	ms = slot_ms(&tm, slot);
+	snprintf(buf, len, "%lld.%03d", (long long)civil_fdiv(ms, 1000),
+	    (int)civil_fmod(ms, 1000));
+}
+
+/*
+ * The first slot of d from now as text parameters (epoch seconds, with
+ * milliseconds), or answers 400 and returns 1 when it has none.
  */
 static int
 first_slot(const struct schedule_doc *d, char *run, char *slot, size_t len,
@@ -387,8 +405,8 @@ first_slot(const struct schedule_doc *d, char *run, char *slot, size_t len,
 	int r = schedule_first_slot(d, now_s(), &s);
 
 	if (r == 1) {
-		snprintf(run, len, "%lld", (long long)s.at);
-		snprintf(slot, len, "%lld", (long long)s.at);
+		slot_param(d, s.at, run, len);
+		slot_param(d, s.at, slot, len);
 		return 0;
 	}
 	if (r == -1)
@@ -447,7 +465,8 @@ need_body(const struct request *rq, struct response *rs)
 /*
  * The statement that writes every field of a document: an INSERT with
  * $1 the owner, or an UPDATE of schedule $1; $2 and $3 are next_run_at
- * and next_slot_at (an UPDATE keeps the row's when they are NULL), $4...
+ * and next_slot_at, epoch seconds with a fraction (an UPDATE keeps the
+ * row's when they are NULL), $4...
  * the fields of schedule_params().  The INSERT takes two more: the
  * Idempotency-Key and the body it hashes (both NULL without a key), and
  * returns no row when the owner already has a schedule of that key.
@@ -482,10 +501,10 @@ doc_sql(const struct schedule_params *sp, int insert)
 	                  a, SCHEDULE_PARAMS + 4, SCHEDULE_PARAMS + 5, b)
 	            : asprintf(&sql,
 	                  "UPDATE schedules s SET %snext_run_at = CASE WHEN "
-	                  "$2::bigint IS NULL THEN next_run_at ELSE "
-	                  "to_timestamp($2::bigint) END, next_slot_at = CASE "
-	                  "WHEN $3::bigint IS NULL THEN next_slot_at ELSE "
-	                  "to_timestamp($3::bigint) END, updated_at = now() "
+	                  "$2::float8 IS NULL THEN next_run_at ELSE "
+	                  "to_timestamp($2::float8) END, next_slot_at = CASE "
+	                  "WHEN $3::float8 IS NULL THEN next_slot_at ELSE "
+	                  "to_timestamp($3::float8) END, updated_at = now() "
 	                  "WHERE id = $1 RETURNING " ROW_JSON,
 	                  a)) < 0)
 		sql = NULL;
@@ -1004,8 +1023,8 @@ field_changed(const struct schedule_doc *a, const struct schedule_doc *b,
 }
 
 /* The fields that place the slots. */
-static const char *const timing_keys[] = {"kind", "interval_seconds",
-    "anchor", "cron", "timezone", "at", "start_at", "dst_gap", "dst_fold",
+static const char *const timing_keys[] = {"kind", "interval_seconds", "anchor",
+    "cron", "timezone", "at", "start_at", "dst_gap", "dst_fold",
     "jitter_seconds", NULL};
 
 /* The fields that only decide what the slots do: timing and policies. */
@@ -1116,8 +1135,8 @@ schedules_update(
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
 	        (no_receiver(rq, &d, rs) || denied_url(rq, &d, rs))) ||
-	    (revived = terminal_patch(&old, &d,
-	         db_rows_value(rows, 0, C_STATUS), rs)) == -1) {
+	    (revived = terminal_patch(
+	         &old, &d, db_rows_value(rows, 0, C_STATUS), rs)) == -1) {
 		db_rollback(rq->db);
 		goto out;
 	}
@@ -1128,11 +1147,10 @@ schedules_update(
 	 * back behind a run) the end of that run decides what comes next:
 	 * only the slot moves, for it to find.
 	 */
-	if ((revived || (field_changed(&old, &d, timing_keys) &&
-	                    strcmp(db_rows_value(rows, 0, C_STATUS),
-	                        "active") == 0 &&
-	                    strcmp(db_rows_value(rows, 0, C_RETRY), "t") !=
-	                        0))) {
+	if (revived ||
+	    (field_changed(&old, &d, timing_keys) &&
+	        strcmp(db_rows_value(rows, 0, C_STATUS), "active") == 0 &&
+	        strcmp(db_rows_value(rows, 0, C_RETRY), "t") != 0)) {
 		if (first_slot(&d, run, slot, sizeof(run), rs)) {
 			db_rollback(rq->db);
 			goto out;
@@ -1253,11 +1271,11 @@ resume_slot(const struct db_rows *rows, char *run, char *slot, size_t len,
 	}
 	json_decref(row);
 	if (schedule_first_slot(&d, now, &s) == 1) {
-		snprintf(run, len, "%lld", (long long)s.at);
-		snprintf(slot, len, "%lld", (long long)s.at);
+		slot_param(&d, s.at, run, len);
+		slot_param(&d, s.at, slot, len);
 	} else if (d.kind == SCHED_KIND_ONCE) {
 		snprintf(run, len, "%lld", (long long)now);
-		snprintf(slot, len, "%lld", (long long)d.at);
+		slot_param(&d, civil_fdiv(d.at, 1000), slot, len);
 	} else {
 		api_error(rs, 400, "invalid_field", NULL,
 		    "the schedule has no slot before the year 10000");
@@ -1309,8 +1327,8 @@ transition(struct request *rq, struct response *rs, int resume, char *err,
 	p[2] = resume ? slot : NULL;
 	out = db_query(rq->db,
 	    resume ? "UPDATE schedules s SET status = 'active', "
-	             "next_run_at = to_timestamp($2::bigint), "
-	             "next_slot_at = to_timestamp($3::bigint), "
+	             "next_run_at = to_timestamp($2::float8), "
+	             "next_slot_at = to_timestamp($3::float8), "
 	             "updated_at = now() WHERE id = $1 RETURNING " ROW_JSON
 	           : "UPDATE schedules s SET status = 'paused', "
 	             "next_run_at = NULL, updated_at = now() WHERE id = $1 "

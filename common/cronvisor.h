@@ -9,6 +9,12 @@
  * the same count read on a zone's clock: the seconds from 1970-01-01 00:00
  * local time to the local date and time, so that gmtime_r() and timegm() turn
  * wall times into broken-down local dates and back without any zone.
+ * The instants a user gives (a once schedule's `at`, `start_at`) keep their
+ * milliseconds: the documents hold them in epoch ms, and a timing carries
+ * them as whole seconds plus `ms`, the part after the second that every
+ * slot of the schedule shares (slot_set_ms(), slot_ms()), so that the slot
+ * arithmetic stays in seconds and only the edges (the database, the timer,
+ * the runner's wait) add the milliseconds.
  */
 #ifndef CRONVISOR_H
 #define CRONVISOR_H
@@ -130,6 +136,7 @@ struct timing {
 	int64_t interval;     /* INTERVAL: seconds between slots, > 0 */
 	int64_t start_at;     /* INTERVAL: anchor; all: no slot before it */
 	int64_t at;           /* ONCE: the instant */
+	int ms;               /* ms after each slot's second (slot_set_ms()) */
 	struct cron cron;     /* CRON: the expression */
 	const struct tz *tz;  /* CRON and previews: the zone (NULL = UTC) */
 	enum dst_gap gap;     /* CRON: spring-forward rule */
@@ -170,6 +177,8 @@ struct slot_plan {
 	int64_t next;                /* first slot after now, or CV_NEVER */
 	int exact;                   /* 0: missed is a lower bound (huge gap) */
 };
+void slot_set_ms(struct timing *tm, int64_t at_ms, int64_t start_ms);
+int64_t slot_ms(const struct timing *tm, int64_t slot);
 int slot_next(const struct timing *tm, int64_t after, struct slot *out);
 int64_t slot_jitter(
     const char *id, int64_t slot, int64_t next_slot, int64_t jitter);
@@ -436,7 +445,11 @@ int migrate_status(struct db *db, struct migrate_entry **out, size_t *n,
 /* timefmt.c: RFC 3339 instants and durations, in and out. */
 int timefmt_utc(int64_t t, char *buf, size_t len);
 int timefmt_local(int64_t t, const struct tz *tz, char *buf, size_t len);
+int timefmt_utc_ms(int64_t ms, char *buf, size_t len);
+int timefmt_local_ms(int64_t ms, const struct tz *tz, char *buf, size_t len);
 int timefmt_parse(
+    const char *s, const struct tz *tz, int64_t *out, char *err, size_t errlen);
+int timefmt_parse_ms(
     const char *s, const struct tz *tz, int64_t *out, char *err, size_t errlen);
 int timefmt_duration(const char *s, int64_t *out, char *err, size_t errlen);
 
@@ -509,8 +522,8 @@ struct schedule_doc {
 	int anchor_completion;         /* INTERVAL: 1 = fixed delay */
 	char *cron;                    /* CRON: the expression, else NULL */
 	char *timezone;                /* IANA zone name, "UTC" */
-	int64_t at;                    /* ONCE: the instant, else UNSET */
-	int64_t start_at;              /* no slot before it, or UNSET */
+	int64_t at;                    /* ONCE: the instant (ms), else UNSET */
+	int64_t start_at;              /* no slot before it (ms), or UNSET */
 	int64_t total_repeats;         /* >= 0, 0 = forever */
 	int64_t max_retries;           /* 0-1000, 3 */
 	enum backoff backoff;          /* exponential */

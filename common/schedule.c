@@ -308,25 +308,23 @@ schedule_json_storable(
 }
 
 /*
- * Parses a strict RFC 3339 instant: YYYY-MM-DDTHH:MM:SS, optional
- * fraction (dropped: the schedules work in whole seconds), then Z or
- * +HH:MM/-HH:MM.  timefmt_parse() also takes forms people type ("@epoch",
- * bare dates, no offset); the API document does not.
+ * Parses a strict RFC 3339 instant into epoch milliseconds:
+ * YYYY-MM-DDTHH:MM:SS, an optional fraction of one to three digits (kept;
+ * a finer one is refused, not cut), then Z or +HH:MM/-HH:MM.
+ * timefmt_parse_ms() also takes forms people type ("@epoch", bare dates,
+ * no offset); the API document does not.
  */
 static int
 parse_time(const char *s, int64_t *out, char *err, size_t errlen)
 {
 	static const char shape[] = "dddd-dd-ddTdd:dd:dd";
-	char buf[40];
-	size_t i, n;
+	size_t i;
 
 	for (i = 0; shape[i]; i++)
 		if (shape[i] == 'd' ? !isdigit((unsigned char)s[i])
 		                    : s[i] != shape[i])
 			return log_errbuf(err, errlen,
 			    "\"%.40s\" is not an RFC 3339 time", s);
-	memcpy(buf, s, i);
-	n = i;
 	if (s[i] == '.') {
 		for (i++; isdigit((unsigned char)s[i]); i++)
 			;
@@ -341,8 +339,7 @@ parse_time(const char *s, int64_t *out, char *err, size_t errlen)
 	        isdigit((unsigned char)s[i + 5]) && s[i + 6] == '\0'))
 		return log_errbuf(
 		    err, errlen, "\"%.40s\" needs a Z or +HH:MM offset", s);
-	snprintf(buf + n, sizeof(buf) - n, "%s", s + i);
-	return timefmt_parse(buf, NULL, out, err, errlen);
+	return timefmt_parse_ms(s, NULL, out, err, errlen);
 }
 
 /* Reads a string field (FT_TEXT) with its length in characters. */
@@ -943,7 +940,7 @@ encode_field(const struct schedule_doc *cd, const struct field *f)
 	case FT_TIME:
 		if (*int_at(d, f) == UNSET)
 			return json_null();
-		return timefmt_utc(*int_at(d, f), buf, sizeof(buf)) == -1
+		return timefmt_utc_ms(*int_at(d, f), buf, sizeof(buf)) == -1
 		    ? NULL
 		    : json_string(buf);
 	case FT_TARGET:
@@ -1111,8 +1108,8 @@ schedule_timing(
 	memset(tm, 0, sizeof(*tm));
 	tm->kind = d->kind;
 	tm->interval = d->interval_seconds;
-	tm->start_at = d->start_at == UNSET ? CV_TIME_MIN : d->start_at;
-	tm->at = d->at;
+	tm->start_at = CV_TIME_MIN;
+	slot_set_ms(tm, d->at, d->start_at);
 	tm->gap = d->dst_gap;
 	tm->fold = d->dst_fold;
 	if ((tm->tz = tz_get(d->timezone, err, errlen)) == NULL)
@@ -1214,9 +1211,10 @@ schedule_params_clear(struct schedule_params *p)
 
 /*
  * One fire time of timing tm as JSON, for previews (the API's
- * next_fire_times, `cronvisorctl next --json`): the instant as epoch and
- * UTC, the wall time with its offset in the zone, the zone's abbreviation,
- * and what a DST rule did to it (note, or null).  NULL when out of memory.
+ * next_fire_times, `cronvisorctl next --json`): the instant as epoch
+ * (whole seconds) and UTC (with its milliseconds, if any), the wall time with
+ * its offset in the zone, the zone's abbreviation, and what a DST rule did to
+ * it (note, or null).  NULL when out of memory.
  */
 struct json_t *
 schedule_slot_json(const struct timing *tm, const struct slot *sl)
@@ -1226,8 +1224,8 @@ schedule_slot_json(const struct timing *tm, const struct slot *sl)
 
 	if (tm->tz)
 		tz_span_at(tm->tz, sl->at, &sp);
-	timefmt_utc(sl->at, utc, sizeof(utc));
-	timefmt_local(sl->at, tm->tz, local, sizeof(local));
+	timefmt_utc_ms(slot_ms(tm, sl->at), utc, sizeof(utc));
+	timefmt_local_ms(slot_ms(tm, sl->at), tm->tz, local, sizeof(local));
 	return json_pack("{s:I, s:s, s:s, s:s, s:i, s:s?}", "epoch",
 	    (json_int_t)sl->at, "utc", utc, "local", local, "abbr", sp.abbr,
 	    "offset", (int)sp.offset, "note",

@@ -186,11 +186,16 @@ int prune_run(struct db *db, char *err, size_t errlen);
 int prune_deleted(struct db *db, char *err, size_t errlen);
 int prune_keys(struct db *db, char *err, size_t errlen);
 
-/* sched.c: schedules rows and the runs they make. */
+/*
+ * sched.c: schedules rows and the runs they make.  at and start_at are
+ * read in epoch ms, rounded up (the API stores whole ms; a row written by
+ * hand with µs then fires no earlier than it says).
+ */
 #define SCHED_COLUMNS                                                          \
 	"id, id8, name, kind, interval_seconds, anchor, cron, timezone, "      \
-	"floor(extract(epoch FROM at))::bigint, "                              \
-	"floor(extract(epoch FROM start_at))::bigint, dst_gap, dst_fold, "     \
+	"ceil(extract(epoch FROM at) * 1000)::bigint, "                        \
+	"ceil(extract(epoch FROM start_at) * 1000)::bigint, dst_gap, "         \
+	"dst_fold, "                                                           \
 	"jitter_seconds, total_repeats, max_retries, backoff, "                \
 	"retry_delay_seconds, timeout_seconds, overlap, catch_up, "            \
 	"max_catch_up_runs, starting_deadline_seconds, target, limits, "       \

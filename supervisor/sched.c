@@ -91,7 +91,10 @@ lookup(const char *v, const char *const *names, int n)
 	return 0;
 }
 
-/* Fills the timing of s from the row; 0, or -1 with err set. */
+/*
+ * Fills the timing of s from the row; 0, or -1 with err set.  at and
+ * start_at come in epoch milliseconds (slot_set_ms()).
+ */
 static int
 load_timing(const struct db_rows *rows, int row, struct sched *s, char *err,
     size_t errlen)
@@ -101,7 +104,12 @@ load_timing(const struct db_rows *rows, int row, struct sched *s, char *err,
 	const char *kind = db_rows_value(rows, row, C_KIND);
 	struct timing *tm = &s->tm;
 
-	tm->start_at = col_int(rows, row, C_START, CV_TIME_MIN);
+	tm->kind = strcmp(kind, "interval") == 0 ? SCHED_KIND_INTERVAL
+	    : strcmp(kind, "once") == 0          ? SCHED_KIND_ONCE
+	                                         : SCHED_KIND_CRON;
+	tm->start_at = CV_TIME_MIN;
+	slot_set_ms(tm, col_int(rows, row, C_AT, INT64_MIN),
+	    col_int(rows, row, C_START, INT64_MIN));
 	tm->gap =
 	    (enum dst_gap)lookup(db_rows_value(rows, row, C_GAP), gaps, 3);
 	tm->fold =
@@ -109,21 +117,21 @@ load_timing(const struct db_rows *rows, int row, struct sched *s, char *err,
 	if ((tm->tz = tz_get(db_rows_value(rows, row, C_TZ), err, errlen)) ==
 	    NULL)
 		return -1;
-	if (strcmp(kind, "interval") == 0) {
-		tm->kind = SCHED_KIND_INTERVAL;
+	switch (tm->kind) {
+	case SCHED_KIND_INTERVAL:
 		tm->interval = col_int(rows, row, C_INTERVAL, 60);
 		/* Without a start, slots are counted from the pending one. */
 		if (tm->start_at == CV_TIME_MIN)
 			tm->start_at = col_int(rows, row, C_NEXT_SLOT,
 			    col_int(rows, row, C_NEXT_RUN, 0));
 		return 0;
-	}
-	if (strcmp(kind, "once") == 0) {
-		tm->kind = SCHED_KIND_ONCE;
-		tm->at = col_int(rows, row, C_AT, 0);
+	case SCHED_KIND_ONCE:
+		if (db_rows_value(rows, row, C_AT) == NULL)
+			tm->at = 0;
 		return 0;
+	case SCHED_KIND_CRON:
+		break;
 	}
-	tm->kind = SCHED_KIND_CRON;
 	return cron_parse(
 	    db_rows_value(rows, row, C_CRON), &tm->cron, err, errlen);
 }

@@ -77,9 +77,9 @@ parse_err(const char *s, const char *msg)
 	ck_assert(memcmp(&c, &before, sizeof(c)) == 0);
 }
 
-#define SUN_STEP_MSG                                                       \
-    "never fires: with a step, cron does not read an end of 0 or SUN as " \
-    "Sunday (write 7 instead)"
+#define SUN_STEP_MSG                                                           \
+	"never fires: with a step, cron does not read an end of 0 or SUN as "  \
+	"Sunday (write 7 instead)"
 
 static const struct {
 	const char *expr; /* the expression */

@@ -23,6 +23,13 @@ check every 0 "2026-01-01T00:03:00Z" -- \
 	--from 2025-12-31T00:00:00Z
 check at 0 "2026-12-24T17:00:00Z  Thu 2026-12-24 18:00:00+01:00 CET" -- \
 	"$ctl" next --at 2026-12-24T18:00:00 --tz Europe/Berlin --from 2026-01-01
+# Instants to the millisecond, as the API keeps them; finer is refused.
+check at-ms 0 "2026-11-25T17:40:20.436Z  Wed 2026-11-25 18:40:20.436+01:00 CET" -- \
+	"$ctl" next --at 2026-11-25T17:40:20.436Z --tz Europe/Paris --from 2026-11-25T00:00:00Z
+check every-ms 0 "2026-11-25T17:42:20.250Z" -- \
+	"$ctl" next --every 60s --start 2026-11-25T17:40:20.25Z --from 2026-11-25T17:41:00Z --count 2
+check at-finer 1 "at: .4361: finer than milliseconds" -- \
+	"$ctl" next --at 2026-11-25T17:40:20.4361Z
 # The output of these is filtered; the command's own status is kept.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
