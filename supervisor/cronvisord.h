@@ -63,6 +63,7 @@ struct sched {
 	char *payload;         /* trigger_payload JSON, or a trigger's */
 	char *workflow_id;     /* "" for none */
 	char *trigger_node_id; /* "" for none */
+	char *owner;           /* whose: the run's user (runuser.c) */
 };
 
 /* The strings and vectors a run_spec points to. */
@@ -198,7 +199,7 @@ int prune_keys(struct db *db, char *err, size_t errlen);
 	"floor(extract(epoch FROM next_slot_at))::bigint, running, slot_seq, " \
 	"workflow_id, trigger_node_id, status, retry_pending, retry_repeat, "  \
 	"deleted_at IS NOT NULL, "                                             \
-	"(extract(epoch FROM next_run_at) * 1e6)::bigint"
+	"(extract(epoch FROM next_run_at) * 1e6)::bigint, owner"
 int sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
     size_t errlen);
 void sched_clear(struct sched *s);

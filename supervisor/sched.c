@@ -14,6 +14,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cronvisord.h"
 
@@ -60,6 +61,7 @@ enum {
 	C_RETRY_REPEAT,
 	C_DELETED,
 	C_NEXT_RUN_US,
+	C_OWNER,
 };
 
 /* Reads an integer column; NULL gives def. */
@@ -149,6 +151,7 @@ sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
 	s->payload = col_str(rows, row, C_PAYLOAD);
 	s->workflow_id = col_str(rows, row, C_WORKFLOW);
 	s->trigger_node_id = col_str(rows, row, C_NODE);
+	s->owner = col_str(rows, row, C_OWNER);
 	if (load_timing(rows, row, s, err, errlen) == -1) {
 		sched_clear(s);
 		return -1;
@@ -213,6 +216,7 @@ sched_clear(struct sched *s)
 	free(s->payload);
 	free(s->workflow_id);
 	free(s->trigger_node_id);
+	free(s->owner);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -283,12 +287,33 @@ env_payload(const struct sched *s, struct spec_buf *sb, size_t *n)
 	return r;
 }
 
-/* The environment every command gets, then the schedule's own. */
+/*
+ * 1 if the schedule's env (a JSON object) sets the variable that "NAME=…"
+ * entry e names: its value replaces the default rather than following it
+ * (a command would see the first PATH, the default, and not find its own).
+ */
+static int
+env_overridden(json_t *env, const char *e)
+{
+	char name[256];
+	size_t n = strcspn(e, "=");
+
+	if (n >= sizeof(name))
+		return 0;
+	memcpy(name, e, n);
+	name[n] = '\0';
+	return json_object_get(env, name) != NULL;
+}
+
+/*
+ * The environment every command gets, merged by name with the schedule's
+ * own: a variable the schedule sets replaces the default of that name.
+ */
 static int
 exec_env(const struct sched *s, const struct job *j, json_t *env,
     struct spec_buf *sb)
 {
-	size_t n = 0;
+	size_t n = 0, m = 0;
 	const char *k;
 	json_t *v;
 
@@ -302,6 +327,15 @@ exec_env(const struct sched *s, const struct job *j, json_t *env,
 	        j->triggered ? 1 : 0) == -1 ||
 	    env_payload(s, sb, &n) == -1)
 		return -1;
+	/* Drop the defaults the schedule overrides, keeping the order. */
+	for (size_t i = 0; i < n; i++) {
+		if (env_overridden(env, sb->env[i]))
+			free(sb->env[i]);
+		else
+			sb->env[m++] = sb->env[i];
+	}
+	sb->env[m] = NULL;
+	n = m;
 	json_object_foreach(env, k, v)
 	{
 		if (!json_is_string(v) ||
@@ -312,15 +346,68 @@ exec_env(const struct sched *s, const struct job *j, json_t *env,
 	return 0;
 }
 
+/* The overflow ids: the user of HTTP runs whose owner has none. */
+#define SCHED_NOBODY 65534
+
+/*
+ * The user run j runs as, into spec (run_as, uid, gid).  An admin's
+ * target.run_as (user, NULL if none) is taken as it is, root included.
+ * Else the owner's user (runuser.c): an exec run whose owner has none, or
+ * whose user does not exist or is root, fails with err saying so; an HTTP
+ * run, which needs no user of its own, then gets the overflow ids.  A
+ * supervisor that is not root switches to no implicit user: its runs are
+ * its own unprivileged user already, and it could not.  0, or -1 with err.
+ */
+static int
+sched_user(const struct sched *s, const struct config *cf, const char *user,
+    int exec, struct run_spec *spec, char *err, size_t errlen)
+{
+	char buf[RUNUSER_NAME_MAX + 1];
+	const char *name = user;
+	struct passwd *pw;
+
+	if (name == NULL) {
+		name = runuser_for(cf->run_users, cf->run_user_default,
+		    s->owner, buf, sizeof(buf));
+		if (name == NULL && exec)
+			return log_errbuf(err, errlen,
+			    "target: owner \"%s\" has no user to run as "
+			    "(run_users names none and run_user_default is "
+			    "empty); only an admin's target.run_as can give "
+			    "one",
+			    s->owner);
+		if (geteuid() != 0)
+			return 0;
+	}
+	pw = name ? getpwnam(name) : NULL;
+	if (pw != NULL && (user != NULL || pw->pw_uid != 0)) {
+		spec->uid = pw->pw_uid;
+		spec->gid = pw->pw_gid;
+	} else if (!exec && user == NULL) {
+		spec->uid = SCHED_NOBODY;
+		spec->gid = SCHED_NOBODY;
+	} else if (pw == NULL) {
+		return log_errbuf(err, errlen, "%s: no user \"%s\"",
+		    user ? "target.run_as" : "run user", name);
+	} else {
+		return log_errbuf(err, errlen,
+		    "run user \"%s\" of owner \"%s\" is root: only an "
+		    "admin's target.run_as may run a command as root",
+		    name, s->owner);
+	}
+	spec->run_as = 1;
+	return 0;
+}
+
 /* The exec part of a spec; 0, or -1 with err set. */
 static int
 exec_spec(const struct sched *s, const struct job *j, json_t *t,
-    struct spec_buf *sb, struct run_spec *spec, char *err, size_t errlen)
+    const struct config *cf, struct spec_buf *sb, struct run_spec *spec,
+    char *err, size_t errlen)
 {
 	json_t *argv = json_object_get(t, "argv"), *a;
 	const char *cwd = json_string_value(json_object_get(t, "cwd"));
 	const char *user = json_string_value(json_object_get(t, "run_as"));
-	struct passwd *pw;
 	size_t n = 0, i;
 
 	if (!json_is_array(argv) || json_array_size(argv) == 0)
@@ -339,16 +426,8 @@ exec_spec(const struct sched *s, const struct job *j, json_t *t,
 		return log_errbuf(err, errlen, "target.env: expected strings");
 	if (cwd && (sb->cwd = strdup(cwd)) == NULL)
 		return log_errbuf(err, errlen, "out of memory");
-	if (user) {
-		if ((pw = getpwnam(user)) == NULL)
-			return log_errbuf(err, errlen,
-			    "target.run_as: no user "
-			    "\"%s\"",
-			    user);
-		spec->run_as = 1;
-		spec->uid = pw->pw_uid;
-		spec->gid = pw->pw_gid;
-	}
+	if (sched_user(s, cf, user, 1, spec, err, errlen) == -1)
+		return -1;
 	spec->target = RUN_TARGET_EXEC;
 	spec->argv = sb->argv;
 	spec->env = sb->env;
@@ -471,6 +550,8 @@ http_spec(const struct sched *s, const struct job *j, json_t *t,
 	spec->body = sb->body;
 	spec->body_len = strlen(sb->body);
 	spec->max_redirects = (long)cf->http_max_redirects;
+	if (sched_user(s, cf, NULL, 0, spec, err, errlen) == -1)
+		return -1;
 	return host_lists(cf, sb, spec, err, errlen);
 }
 
@@ -511,7 +592,7 @@ sched_spec(const struct sched *s, const struct job *j, const struct config *cf,
 	spec->limits.nproc = limit(lim, "nproc", cf->limit_nproc);
 	spec->limits.fsize_mb = limit(lim, "fsize_mb", cf->limit_fsize_mb);
 	if (t && type && strcmp(type, "exec") == 0)
-		r = exec_spec(s, j, t, sb, spec, err, errlen);
+		r = exec_spec(s, j, t, cf, sb, spec, err, errlen);
 	else if (t == NULL || (type && strcmp(type, "http") == 0))
 		r = http_spec(s, j, t, cf, sb, spec, err, errlen);
 	else

@@ -897,7 +897,9 @@ static const char default_print[] =
     "api_max_body_bytes = 1048576\n"
     "http_allow_hosts = \"\"\n"
     "http_deny_hosts = 169.254.0.0/16,fe80::/10,fd00:ec2::254\n"
-    "http_max_redirects = 0\n";
+    "http_max_redirects = 0\n"
+    "run_users = \"\"\n"
+    "run_user_default = cronvisor-run\n";
 
 START_TEST(test_print_defaults)
 {
@@ -1086,7 +1088,7 @@ END_TEST
 /*
  * The packaged file shows every setting as "#key = default".  Uncommented,
  * those lines must set every key (a key twice or an unknown key is an
- * error, so 27 lines that parse are the 27 keys) to its default.
+ * error, so 29 lines that parse are the 29 keys) to its default.
  */
 START_TEST(test_packaged_uncommented)
 {
@@ -1106,7 +1108,7 @@ START_TEST(test_packaged_uncommented)
 	ck_assert_msg(config_parse(&cf, text, len, "cronvisor.conf", err,
 	                  sizeof(err)) == 0,
 	    "%s", err);
-	ck_assert_uint_eq(nset, 27);
+	ck_assert_uint_eq(nset, 29);
 	assert_config_eq(&cf, &def);
 	free(text);
 	config_clear(&cf);
