@@ -349,6 +349,57 @@ exec_env(const struct sched *s, const struct job *j, json_t *env,
 /* The overflow ids: the user of HTTP runs whose owner has none. */
 #define SCHED_NOBODY 65534
 
+#define SCHED_USERS    16    /* users whose ids are remembered */
+#define SCHED_USERS_MS 10000 /* for this long after a lookup */
+
+/*
+ * The users looked up lately.  getpwnam() reads /etc/passwd (and asks
+ * the other NSS sources) on every call, 30-140 µs here, in the
+ * supervisor's loop: a burst of 2,000 runs of one owner would spend a
+ * quarter of a second on the same name.  A user is remembered for
+ * SCHED_USERS_MS, so that one made or removed is seen that much later.
+ */
+static struct sched_user {
+	char name[RUNUSER_NAME_MAX + 1]; /* "" if the slot is free */
+	uid_t uid;                       /* its ids */
+	gid_t gid;
+	int64_t at_ms; /* job_now_ms() of the lookup */
+} sched_users[SCHED_USERS];
+
+/*
+ * Looks name up, through sched_users.  Returns 1 with *uid and *gid set,
+ * or 0 if there is no such user.
+ */
+static int
+sched_getpw(const char *name, uid_t *uid, gid_t *gid)
+{
+	int64_t now = job_now_ms();
+	struct sched_user *u, *old = sched_users;
+	struct passwd *pw;
+
+	for (u = sched_users; u < sched_users + SCHED_USERS; u++) {
+		if (u->name[0] != '\0' && strcmp(u->name, name) == 0 &&
+		    now - u->at_ms < SCHED_USERS_MS) {
+			*uid = u->uid;
+			*gid = u->gid;
+			return 1;
+		}
+		if (u->at_ms < old->at_ms)
+			old = u;
+	}
+	if ((pw = getpwnam(name)) == NULL)
+		return 0;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	if (strlen(name) < sizeof(old->name)) {
+		snprintf(old->name, sizeof(old->name), "%s", name);
+		old->uid = *uid;
+		old->gid = *gid;
+		old->at_ms = now;
+	}
+	return 1;
+}
+
 /*
  * The user run j runs as, into spec (run_as, uid, gid).  An admin's
  * target.run_as (user, NULL if none) is taken as it is, root included.
@@ -364,7 +415,9 @@ sched_user(const struct sched *s, const struct config *cf, const char *user,
 {
 	char buf[RUNUSER_NAME_MAX + 1];
 	const char *name = user;
-	struct passwd *pw;
+	uid_t uid;
+	gid_t gid;
+	int found;
 
 	if (name == NULL) {
 		name = runuser_for(cf->run_users, cf->run_user_default,
@@ -379,14 +432,14 @@ sched_user(const struct sched *s, const struct config *cf, const char *user,
 		if (geteuid() != 0)
 			return 0;
 	}
-	pw = name ? getpwnam(name) : NULL;
-	if (pw != NULL && (user != NULL || pw->pw_uid != 0)) {
-		spec->uid = pw->pw_uid;
-		spec->gid = pw->pw_gid;
+	found = name ? sched_getpw(name, &uid, &gid) : 0;
+	if (found && (user != NULL || uid != 0)) {
+		spec->uid = uid;
+		spec->gid = gid;
 	} else if (!exec && user == NULL) {
 		spec->uid = SCHED_NOBODY;
 		spec->gid = SCHED_NOBODY;
-	} else if (pw == NULL) {
+	} else if (!found) {
 		return log_errbuf(err, errlen, "%s: no user \"%s\"",
 		    user ? "target.run_as" : "run user", name);
 	} else {

@@ -345,7 +345,8 @@ stop cronvisord-faults
 start "$cvd"
 healthy restart
 fdbase=$(fds)
-s=$(once outlive 30 '{}' "$(target "[\"$helper\",\"outlive\",\"4\",\"$work/outlive\"]")" 1)
+# As root (run_as: its owner's user could not write $work/outlive).
+s=$(once outlive 30 '{}' "$(target "[\"$helper\",\"outlive\",\"4\",\"$work/outlive\"]" "$as_root")" 1)
 wait_until 10 sh -c "[ -n \"\$(grep -lsa -- 'CRONVISOR_SCHEDULE_ID=$s' /proc/[0-9]*/environ)\" ]"
 run0=$(run_of "$s" id)
 runner=$(cat /proc/"$pid"/task/*/children)
