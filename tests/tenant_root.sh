@@ -206,11 +206,20 @@ ok "the supervisor is alive" "$(kill -0 "$CV_SUPERVISOR_PID" && echo alive)" ali
 bin=$(mktemp -d /tmp/cvtr.XXXXXX) && chmod 755 "$bin"
 printf '#!/bin/sh\necho found in $0\n' >"$bin/cvtr-hello"
 chmod 755 "$bin/cvtr-hello"
-e=$(mk "$TA" env-path "$(jq -cn --arg p "$bin:/usr/bin:/bin" '{type: "exec", argv: ["/bin/sh", "-c", "env | grep -E \"^(PATH|HOME)=\" | sort; cvtr-hello"], env: {PATH: $p, HOME: "/tmp"}}')")
-ok "the schedule's PATH and HOME win, once each; a bare name found in its PATH" \
-	"$(run_of "$e" "$TA")" "HOME=/tmp
-PATH=$bin:/usr/bin:/bin
-found in $bin/cvtr-hello"
+# No shell between: one would keep the last of two PATHs and hide the
+# bug; env(1) shows every entry the command got, the runner's PATH search
+# finds a bare name.
+env_of() {
+	jq -cn --arg p "$bin:/usr/bin:/bin" --arg c "$1" \
+		'{type: "exec", argv: [$c], env: {PATH: $p, HOME: "/tmp"}}'
+}
+e=$(mk "$TA" env-env "$(env_of /usr/bin/env)")
+ok "the schedule's PATH and HOME win, once each" \
+	"$(run_of "$e" "$TA" | grep -E '^(PATH|HOME)=' | sort)" "HOME=/tmp
+PATH=$bin:/usr/bin:/bin"
+e=$(mk "$TA" env-path "$(env_of cvtr-hello)")
+ok "a bare name is found in the schedule's PATH" \
+	"$(run_of "$e" "$TA"):$(jq -r .status <"$tmp/run")" "found in $bin/cvtr-hello:succeeded"
 rm -rf "$bin"
 
 api_finish
