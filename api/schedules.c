@@ -319,6 +319,30 @@ forbidden_fields(const struct request *rq, const struct schedule_doc *d,
 	return 0;
 }
 
+/*
+ * An exec target without run_as runs as its owner's user (runuser.c): an
+ * owner the configuration gives none may not have one, whoever asks; 1
+ * after answering 403 naming target.  The supervisor fails the runs of
+ * such a schedule written before (or by hand) with the same rule.
+ */
+static int
+no_run_user(const struct request *rq, const struct schedule_doc *d,
+    const char *owner, struct response *rs)
+{
+	json_t *run_as = json_object_get(d->target, "run_as");
+	char buf[RUNUSER_NAME_MAX + 1];
+
+	if (d->target_type != SCHEDULE_TARGET_EXEC ||
+	    (run_as && !json_is_null(run_as)) ||
+	    runuser_for(rq->cf->run_users, rq->cf->run_user_default, owner, buf,
+	        sizeof(buf)) != NULL)
+		return 0;
+	api_error(rs, 403, "forbidden", "target",
+	    "the owner has no user to run commands as (run_users names "
+	    "none and run_user_default is empty): no exec target");
+	return 1;
+}
+
 /* A schedule without a target needs a receiver; 1 after answering 400. */
 static int
 no_receiver(
@@ -715,7 +739,8 @@ schedules_create(
 	if (!(d.present & (1u << SCHEDULE_F_TIMEOUT)))
 		d.timeout_seconds = rq->cf->default_timeout_seconds;
 	if (forbidden_fields(rq, &d, d.present, rs) ||
-	    no_receiver(rq, &d, rs) || denied_url(rq, &d, rs) ||
+	    no_run_user(rq, &d, owner, rs) || no_receiver(rq, &d, rs) ||
+	    denied_url(rq, &d, rs) ||
 	    first_slot(&d, run, slot, sizeof(run), rs)) {
 		schedule_clear(&d);
 		return 0;
@@ -1128,18 +1153,21 @@ schedules_update(
 		r = doc_error(rs, &e);
 		goto out;
 	}
-	json_decref(row);
 	/* Back to the default, as a create without it: the configured one. */
 	if (d.nulled & (1u << SCHEDULE_F_TIMEOUT))
 		d.timeout_seconds = rq->cf->default_timeout_seconds;
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
-	        (no_receiver(rq, &d, rs) || denied_url(rq, &d, rs))) ||
+	        (no_run_user(rq, &d,
+	             json_string_value(json_object_get(row, "owner")), rs) ||
+	            no_receiver(rq, &d, rs) || denied_url(rq, &d, rs))) ||
 	    (revived = terminal_patch(
 	         &old, &d, db_rows_value(rows, 0, C_STATUS), rs)) == -1) {
+		json_decref(row);
 		db_rollback(rq->db);
 		goto out;
 	}
+	json_decref(row);
 	/*
 	 * A new timing moves the slot an active schedule waits for.  A
 	 * pending retry keeps its time, and while next_run_at is NULL with

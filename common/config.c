@@ -42,6 +42,8 @@ enum config_type {
 	CONFIG_TYPE_LISTEN,   /* char *, unix:/path or loopback:port min..max */
 	CONFIG_TYPE_MODE,     /* char *, octal permission bits min..max */
 	CONFIG_TYPE_HOSTS,    /* char *, a host list (hostlist.c), <= max */
+	CONFIG_TYPE_USER,     /* char *, a user name or "" (runuser.c) */
+	CONFIG_TYPE_USERS,    /* char *, owner:user,… (runuser.c), <= max */
 };
 
 struct config_key {
@@ -133,6 +135,11 @@ static const struct config_key config_keys[] = {
         "hosts HTTP targets may never reach; wins over allow"),
     CONFIG_KEY_INT(http_max_redirects, 0, 20, "0",
         "redirects an HTTP target follows, each hop checked"),
+    CONFIG_KEY(run_users, char *, CONFIG_TYPE_USERS, 0, CONFIG_HOSTS_MAX, "",
+        "owner:user,... the Unix user each owner's runs run as; never root"),
+    CONFIG_KEY(run_user_default, char *, CONFIG_TYPE_USER, 0, RUNUSER_NAME_MAX,
+        "cronvisor-run",
+        "the user of owners run_users omits; \"\" = none: no exec targets"),
 };
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 
@@ -387,8 +394,15 @@ config_set(struct config *cf, const struct config_key *k, const char *v,
 		if (config_check_mode(k, v, why, whylen) == -1)
 			return -1;
 		break;
+	case CONFIG_TYPE_USER:
+	case CONFIG_TYPE_USERS:
+		if (runuser_check(
+		        v, k->type == CONFIG_TYPE_USERS, why, whylen) == -1)
+			return -1;
+		/* FALLTHROUGH */
 	case CONFIG_TYPE_HOSTS:
-		if (config_check_hosts(v, why, whylen) == -1)
+		if (k->type == CONFIG_TYPE_HOSTS &&
+		    config_check_hosts(v, why, whylen) == -1)
 			return -1;
 		/* FALLTHROUGH */
 	case CONFIG_TYPE_STRING:

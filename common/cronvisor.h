@@ -299,6 +299,12 @@ int result_reader_feed(struct result_reader *rd, const unsigned char *data,
     size_t len, size_t *used, struct result *out, char *err, size_t errlen);
 int result_reader_eof(struct result_reader *rd, char *err, size_t errlen);
 
+/* runuser.c: the Unix user of an owner's runs. */
+#define RUNUSER_NAME_MAX 32 /* bytes of a user name */
+int runuser_check(const char *v, int pairs, char *why, size_t whylen);
+const char *runuser_for(const char *users, const char *def, const char *owner,
+    char *buf, size_t len);
+
 /* hostlist.c: allow and deny lists of HTTP hosts, names and CIDR blocks. */
 struct hostlist_entry;
 struct hostlist {
@@ -367,6 +373,8 @@ struct config {
 	char *http_allow_hosts;          /* hostlist.c: "" = any host */
 	char *http_deny_hosts;           /* hostlist.c: refused, wins */
 	int64_t http_max_redirects;      /* redirects an HTTP target follows */
+	char *run_users;                 /* runuser.c: owner:user,… */
+	char *run_user_default; /* runuser.c: other owners, "" = none */
 };
 void config_defaults(struct config *cf);
 int config_parse(struct config *cf, const char *text, size_t len,

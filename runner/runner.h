@@ -53,9 +53,9 @@ struct run_spec {
 	char *const *argv;      /* EXEC: NULL-terminated, argv[0] the file */
 	char *const *env;       /* EXEC: "K=V", NULL-terminated; all it gets */
 	const char *cwd;        /* EXEC: working directory, NULL: "/" */
-	int run_as;             /* EXEC: 1: switch to uid/gid (needs root) */
-	uid_t uid;              /* EXEC: user to run as */
-	gid_t gid;              /* EXEC: group to run as (no other groups) */
+	int run_as;             /* 1: switch to uid/gid (needs root) */
+	uid_t uid;              /* user to run as (HTTP: before the request) */
+	gid_t gid;              /* group to run as (no other groups) */
 	const char *method;     /* HTTP: "GET", "POST", …; NULL: GET/POST */
 	const char *url;        /* HTTP: http:// or https:// only */
 	const char *const *headers; /* HTTP: "Name: value", NULL-terminated */
@@ -127,6 +127,7 @@ struct target_error {
 };
 _Noreturn void target_main(
     const struct run_spec *spec, int outfd, int statusfd);
+int target_switch(const struct run_spec *spec);
 void target_describe(const struct run_spec *spec, const struct target_error *te,
     struct result *res);
 

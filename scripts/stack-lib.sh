@@ -170,7 +170,8 @@ stack_clean_env() {
 # cronvisor.conf of cronvisord and cronvisor-api: the database, the
 # receiver at nginx's /receiver on PORT, the API on unix socket SOCKET
 # (0600, the process's group: nginx runs as the same user), supervisor
-# NAME, then EXTRA (more "key = value" lines).
+# NAME, commands run as cronvisor-run (see stack_run_user), then EXTRA
+# (more "key = value" lines).
 stack_write_conf() {
 	{
 		cat <<EOF
@@ -182,9 +183,20 @@ api_socket_mode = 0600
 api_socket_group = ""
 api_threads = 4
 api_max_body_bytes = 1048576
+run_user_default = "cronvisor-run"
 EOF
 		[ -z "${6:-}" ] || printf '%s\n' "$6"
 	} >"$1"
+}
+
+# stack_run_user: as root, makes cronvisor-run (the packages' unprivileged
+# user of runs) if it is missing; a supervisor that is not root runs
+# commands as itself and needs none.
+stack_run_user() {
+	[ "$(id -u)" = 0 ] || return 0
+	getent passwd cronvisor-run >/dev/null ||
+		useradd --system --user-group --no-create-home \
+			--home-dir /nonexistent --shell /usr/sbin/nologin cronvisor-run
 }
 
 # stack_write_nginx DIR PORT SOCKET PIDFILE LOG RECEIVER-LOG SRC: writes

@@ -63,7 +63,7 @@ struct sched {
 	char *payload;         /* trigger_payload JSON, or a trigger's */
 	char *workflow_id;     /* "" for none */
 	char *trigger_node_id; /* "" for none */
-	char *owner;           /* the schedule's owner, in its events */
+	char *owner;           /* whose: its events, its run's user */
 };
 
 /* The strings and vectors a run_spec points to. */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cronvisord.h"
 
@@ -295,12 +296,33 @@ env_payload(const struct sched *s, struct spec_buf *sb, size_t *n)
 	return r;
 }
 
-/* The environment every command gets, then the schedule's own. */
+/*
+ * 1 if the schedule's env (a JSON object) sets the variable that "NAME=…"
+ * entry e names: its value replaces the default rather than following it
+ * (a command would see the first PATH, the default, and not find its own).
+ */
+static int
+env_overridden(json_t *env, const char *e)
+{
+	char name[256];
+	size_t n = strcspn(e, "=");
+
+	if (n >= sizeof(name))
+		return 0;
+	memcpy(name, e, n);
+	name[n] = '\0';
+	return json_object_get(env, name) != NULL;
+}
+
+/*
+ * The environment every command gets, merged by name with the schedule's
+ * own: a variable the schedule sets replaces the default of that name.
+ */
 static int
 exec_env(const struct sched *s, const struct job *j, json_t *env,
     struct spec_buf *sb)
 {
-	size_t n = 0;
+	size_t n = 0, m = 0;
 	const char *k;
 	json_t *v;
 
@@ -314,6 +336,15 @@ exec_env(const struct sched *s, const struct job *j, json_t *env,
 	        j->triggered ? 1 : 0) == -1 ||
 	    env_payload(s, sb, &n) == -1)
 		return -1;
+	/* Drop the defaults the schedule overrides, keeping the order. */
+	for (size_t i = 0; i < n; i++) {
+		if (env_overridden(env, sb->env[i]))
+			free(sb->env[i]);
+		else
+			sb->env[m++] = sb->env[i];
+	}
+	sb->env[m] = NULL;
+	n = m;
 	json_object_foreach(env, k, v)
 	{
 		if (!json_is_string(v) ||
@@ -324,15 +355,121 @@ exec_env(const struct sched *s, const struct job *j, json_t *env,
 	return 0;
 }
 
+/* The overflow ids: the user of HTTP runs whose owner has none. */
+#define SCHED_NOBODY 65534
+
+#define SCHED_USERS    16    /* users whose ids are remembered */
+#define SCHED_USERS_MS 10000 /* for this long after a lookup */
+
+/*
+ * The users looked up lately.  getpwnam() reads /etc/passwd (and asks
+ * the other NSS sources) on every call, 30-140 µs here, in the
+ * supervisor's loop: a burst of 2,000 runs of one owner would spend a
+ * quarter of a second on the same name.  A user is remembered for
+ * SCHED_USERS_MS, so that one made or removed is seen that much later.
+ */
+static struct sched_user {
+	char name[RUNUSER_NAME_MAX + 1]; /* "" if the slot is free */
+	uid_t uid;                       /* its ids */
+	gid_t gid;
+	int64_t at_ms; /* job_now_ms() of the lookup */
+} sched_users[SCHED_USERS];
+
+/*
+ * Looks name up, through sched_users.  Returns 1 with *uid and *gid set,
+ * or 0 if there is no such user.
+ */
+static int
+sched_getpw(const char *name, uid_t *uid, gid_t *gid)
+{
+	int64_t now = job_now_ms();
+	struct sched_user *u, *old = sched_users;
+	struct passwd *pw;
+
+	for (u = sched_users; u < sched_users + SCHED_USERS; u++) {
+		if (u->name[0] != '\0' && strcmp(u->name, name) == 0 &&
+		    now - u->at_ms < SCHED_USERS_MS) {
+			*uid = u->uid;
+			*gid = u->gid;
+			return 1;
+		}
+		if (u->at_ms < old->at_ms)
+			old = u;
+	}
+	if ((pw = getpwnam(name)) == NULL)
+		return 0;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	if (strlen(name) < sizeof(old->name)) {
+		snprintf(old->name, sizeof(old->name), "%s", name);
+		old->uid = *uid;
+		old->gid = *gid;
+		old->at_ms = now;
+	}
+	return 1;
+}
+
+/*
+ * The user run j runs as, into spec (run_as, uid, gid).  An admin's
+ * target.run_as (user, NULL if none) is taken as it is, root included.
+ * Else the owner's user (runuser.c): an exec run whose owner has none, or
+ * whose user does not exist or is root, fails with err saying so; an HTTP
+ * run, which needs no user of its own, then gets the overflow ids.  A
+ * supervisor that is not root switches to no implicit user: its runs are
+ * its own unprivileged user already, and it could not.  0, or -1 with err.
+ */
+static int
+sched_user(const struct sched *s, const struct config *cf, const char *user,
+    int exec, struct run_spec *spec, char *err, size_t errlen)
+{
+	char buf[RUNUSER_NAME_MAX + 1];
+	const char *name = user;
+	uid_t uid;
+	gid_t gid;
+	int found;
+
+	if (name == NULL) {
+		name = runuser_for(cf->run_users, cf->run_user_default,
+		    s->owner, buf, sizeof(buf));
+		if (name == NULL && exec)
+			return log_errbuf(err, errlen,
+			    "target: owner \"%s\" has no user to run as "
+			    "(run_users names none and run_user_default is "
+			    "empty); only an admin's target.run_as can give "
+			    "one",
+			    s->owner);
+		if (geteuid() != 0)
+			return 0;
+	}
+	found = name ? sched_getpw(name, &uid, &gid) : 0;
+	if (found && (user != NULL || uid != 0)) {
+		spec->uid = uid;
+		spec->gid = gid;
+	} else if (!exec && user == NULL) {
+		spec->uid = SCHED_NOBODY;
+		spec->gid = SCHED_NOBODY;
+	} else if (!found) {
+		return log_errbuf(err, errlen, "%s: no user \"%s\"",
+		    user ? "target.run_as" : "run user", name);
+	} else {
+		return log_errbuf(err, errlen,
+		    "run user \"%s\" of owner \"%s\" is root: only an "
+		    "admin's target.run_as may run a command as root",
+		    name, s->owner);
+	}
+	spec->run_as = 1;
+	return 0;
+}
+
 /* The exec part of a spec; 0, or -1 with err set. */
 static int
 exec_spec(const struct sched *s, const struct job *j, json_t *t,
-    struct spec_buf *sb, struct run_spec *spec, char *err, size_t errlen)
+    const struct config *cf, struct spec_buf *sb, struct run_spec *spec,
+    char *err, size_t errlen)
 {
 	json_t *argv = json_object_get(t, "argv"), *a;
 	const char *cwd = json_string_value(json_object_get(t, "cwd"));
 	const char *user = json_string_value(json_object_get(t, "run_as"));
-	struct passwd *pw;
 	size_t n = 0, i;
 
 	if (!json_is_array(argv) || json_array_size(argv) == 0)
@@ -351,16 +488,8 @@ exec_spec(const struct sched *s, const struct job *j, json_t *t,
 		return log_errbuf(err, errlen, "target.env: expected strings");
 	if (cwd && (sb->cwd = strdup(cwd)) == NULL)
 		return log_errbuf(err, errlen, "out of memory");
-	if (user) {
-		if ((pw = getpwnam(user)) == NULL)
-			return log_errbuf(err, errlen,
-			    "target.run_as: no user "
-			    "\"%s\"",
-			    user);
-		spec->run_as = 1;
-		spec->uid = pw->pw_uid;
-		spec->gid = pw->pw_gid;
-	}
+	if (sched_user(s, cf, user, 1, spec, err, errlen) == -1)
+		return -1;
 	spec->target = RUN_TARGET_EXEC;
 	spec->argv = sb->argv;
 	spec->env = sb->env;
@@ -510,6 +639,8 @@ http_spec(const struct sched *s, const struct job *j, json_t *t,
 	spec->body = sb->body;
 	spec->body_len = strlen(sb->body);
 	spec->max_redirects = (long)cf->http_max_redirects;
+	if (sched_user(s, cf, NULL, 0, spec, err, errlen) == -1)
+		return -1;
 	return host_lists(cf, t == NULL, sb, spec, err, errlen);
 }
 
@@ -597,7 +728,7 @@ sched_spec(const struct sched *s, const struct job *j, const struct config *cf,
 	spec->limits.nproc = limit(lim, "nproc", cf->limit_nproc);
 	spec->limits.fsize_mb = limit(lim, "fsize_mb", cf->limit_fsize_mb);
 	if (t && type && strcmp(type, "exec") == 0)
-		r = exec_spec(s, j, t, sb, spec, err, errlen);
+		r = exec_spec(s, j, t, cf, sb, spec, err, errlen);
 	else if (t == NULL || (type && strcmp(type, "http") == 0))
 		r = http_spec(s, j, t, cf, sb, spec, err, errlen);
 	else

@@ -902,7 +902,9 @@ static const char default_print[] =
     "http_allow_hosts = \"\"\n"
     "http_deny_hosts = "
     "169.254.0.0/16,fe80::/10,fd00:ec2::254,100.100.100.200,0.0.0.0/8,::\n"
-    "http_max_redirects = 0\n";
+    "http_max_redirects = 0\n"
+    "run_users = \"\"\n"
+    "run_user_default = cronvisor-run\n";
 
 START_TEST(test_print_defaults)
 {
@@ -1152,7 +1154,7 @@ START_TEST(test_packaged_uncommented)
 	ck_assert_msg(config_parse(&cf, text, len, "cronvisor.conf", err,
 	                  sizeof(err)) == 0,
 	    "%s", err);
-	ck_assert_uint_eq(nset, 29);
+	ck_assert_uint_eq(nset, 31);
 	assert_config_eq(&cf, &def);
 	free(text);
 	config_clear(&cf);

@@ -132,6 +132,15 @@ start() {
 	echo "host=$dir user=postgres passfile=$dir/pgpass dbname=cronvisor_test" >"$dir/conninfo.tmp"
 	mv "$dir/conninfo.tmp" "$dir/conninfo"
 	echo "pg-harness.sh: PostgreSQL up in $dir ($(cat "$dir/conninfo"))"
+	run_user
+}
+
+# As root, the user the tests' supervisors run commands as when a schedule
+# names none (run_user_default, cronvisor-run, which the packages make):
+# made here once, before any test, and kept.
+run_user() {
+	. "$(dirname "$0")/../scripts/stack-lib.sh"
+	stack_run_user || fail "cannot make the user cronvisor-run"
 }
 
 case $cmd in
