@@ -567,10 +567,11 @@ http_reason(int status)
 /*
  * Serializes rs as a CGI response: the Status line, Content-Type,
  * Content-Length, Cache-Control: no-store, Allow for a 405,
- * WWW-Authenticate for a 401, a blank line and the compact JSON body (none
- * for a 204).  A status outside 100-599 is sent as 500.  *out is malloc'd
- * (the caller frees it) and *len its length.  Returns 0, or -1 if out of
- * memory.
+ * WWW-Authenticate for a 401, Retry-After: 1 for a 503 (the database is
+ * away: clients such as cronvisorctl retry), a blank line and the compact JSON
+ * body (none for a 204).  A status outside 100-599 is sent as 500.  *out is
+ * malloc'd (the caller frees it) and *len its length.  Returns 0, or -1 if out
+ * of memory.
  */
 int
 http_format(const struct response *rs, char **out, size_t *len)
@@ -593,15 +594,16 @@ http_format(const struct response *rs, char **out, size_t *len)
 		}
 		blen = strlen(body);
 	}
-	h = snprintf(hdr, sizeof(hdr), "Status: %d %s\r\n%s%s%s%s%s%s", status,
-	    http_reason(status),
+	h = snprintf(hdr, sizeof(hdr), "Status: %d %s\r\n%s%s%s%s%s%s%s",
+	    status, http_reason(status),
 	    status == 204 ? "" : "Content-Type: application/json\r\n",
 	    "Cache-Control: no-store\r\n",
 	    status == 405 && rs->allow[0] != '\0' ? "Allow: " : "",
 	    status == 405 && rs->allow[0] != '\0' ? rs->allow : "",
 	    status == 405 && rs->allow[0] != '\0' ? "\r\n" : "",
 	    status == 401 ? "WWW-Authenticate: Bearer realm=\"cronvisor\"\r\n"
-	                  : "");
+	                  : "",
+	    status == 503 && rs->retry_after <= 0 ? "Retry-After: 1\r\n" : "");
 	if (rs->retry_after > 0)
 		h += snprintf(hdr + h, sizeof(hdr) - (size_t)h,
 		    "Retry-After: %d\r\n", rs->retry_after);

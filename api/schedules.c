@@ -19,6 +19,7 @@
 #define IDEM_KEY_MAX 255 /* bytes of an Idempotency-Key */
 #define BATCH_MAX    500
 #define ROW_JSON     "cronvisor_schedule_json(s)::text"
+#define SECRET_MASK  "***" /* target.headers and env values, for viewers */
 
 /* The fields an editor's write may not raise past the configuration. */
 static const char *const limit_keys[] = {
@@ -75,22 +76,88 @@ doc_error(struct response *rs, const struct schedule_error *e)
 }
 
 /*
- * The schedule as the API returns it, from the JSON text of its row: id
- * and owner, the document (through common/schedule.c, so that output and
- * input are one format), then the state.  A row the document code refuses
- * (written by hand) is returned as the database has it.  NULL on OOM.
+ * The string member key of the jsonb text of a schedules row, as JSON (a
+ * new reference), or JSON null.  jsonb writes `"key": "value"` with the
+ * quotes of keys and values bare and those inside strings escaped, so the
+ * first `"key": "` is the member, whatever the row holds elsewhere.
  */
 static json_t *
-schedule_out(const char *row_text)
+row_string(const char *row_text, const char *key)
 {
-	json_t *row = json_loads(row_text, 0, NULL), *out, *doc;
+	char needle[32];
+	const char *p, *q;
+	json_t *v;
+
+	snprintf(needle, sizeof(needle), "\"%s\": \"", key);
+	if ((p = strstr(row_text, needle)) == NULL)
+		return json_null();
+	p += strlen(needle) - 1;
+	for (q = p + 1; *q != '\0' && *q != '"'; q++)
+		if (*q == '\\' && q[1] != '\0')
+			q++;
+	v = *q == '"' ? json_loadb(p, (size_t)(q - p + 1), JSON_DECODE_ANY,
+	                    NULL)
+	              : NULL;
+	return v ? v : json_null();
+}
+
+/*
+ * A row jansson cannot read (a number of jsonb that no int64 or double
+ * holds, written by hand or by a version that did not refuse it): its id,
+ * owner and name, and "unreadable" saying why, so that one such row does
+ * not take its whole page down.  NULL on OOM.
+ */
+static json_t *
+schedule_unreadable(const char *row_text, const char *why)
+{
+	return json_pack("{s:o, s:o, s:o, s:s+}", "id",
+	    row_string(row_text, "id"), "owner", row_string(row_text, "owner"),
+	    "name", row_string(row_text, "name"), "unreadable",
+	    "the stored schedule cannot be read: ", why);
+}
+
+/*
+ * Shows the values of target.headers and target.env of the schedule o as
+ * SECRET_MASK: they carry credentials, and a viewer reads schedules
+ * it may not change (docs/api.md, "Secrets in targets").
+ */
+static void
+mask_secrets(json_t *o)
+{
+	static const char *const maps[] = {"headers", "env"};
+	json_t *t = json_object_get(o, "target"), *m, *v;
+	const char *k;
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(*maps); i++) {
+		m = json_object_get(t, maps[i]);
+		json_object_foreach(m, k, v)
+		    json_object_set_new(m, k, json_string(SECRET_MASK));
+	}
+}
+
+/*
+ * The schedule as the API returns it, from the JSON text of its row: id
+ * and owner, the document (through common/schedule.c, so that output and
+ * input are one format), then the state; with mask, its secrets masked.
+ * A row the document code refuses (written by hand) is returned as the
+ * database has it, one jansson cannot read as schedule_unreadable() says.
+ * NULL on OOM.
+ */
+static json_t *
+schedule_out_as(const char *row_text, int mask)
+{
+	json_error_t jerr;
+	json_t *row = json_loads(row_text, 0, &jerr), *out, *doc;
 	struct schedule_doc d;
 	struct schedule_error e;
 
 	if (row == NULL)
-		return NULL;
-	if (schedule_from_row(row, &d, &e) == -1)
+		return schedule_unreadable(row_text, jerr.text);
+	if (schedule_from_row(row, &d, &e) == -1) {
+		if (mask)
+			mask_secrets(row);
 		return row;
+	}
 	doc = schedule_to_json(&d);
 	schedule_clear(&d);
 	out = json_pack("{s:O?, s:O?}", "id", json_object_get(row, "id"),
@@ -109,10 +176,26 @@ schedule_out(const char *row_text)
 			goto done;
 		}
 	}
+	if (mask)
+		mask_secrets(out);
 done:
 	json_decref(doc);
 	json_decref(row);
 	return out;
+}
+
+/* The schedule of row_text as a writer sees it. */
+static json_t *
+schedule_out(const char *row_text)
+{
+	return schedule_out_as(row_text, 0);
+}
+
+/* The schedule of row_text as a viewer sees it: secrets masked. */
+static json_t *
+schedule_out_masked(const char *row_text)
+{
+	return schedule_out_as(row_text, 1);
 }
 
 /* Answers with the schedule of row_text and status. */
@@ -127,7 +210,8 @@ reply_schedule(struct response *rs, int status, const char *row_text)
 /*
  * Reads schedule id (visible to the caller, not deleted), locking it when
  * lock is set (inside the caller's transaction).  Returns the rows (JSON
- * text, running, status, retry_pending, next_slot_at epoch, whether
+ * text, running, status, retry_pending, next_slot_at epoch (a decimal,
+ * with the fraction of a second), whether
  * next_run_at is NULL: the columns of enum col) or NULL: then
  * *found says whether it was a database failure (-1) or no row (0).
  */
@@ -141,12 +225,12 @@ load(struct request *rq, const char *id, int lock, int *found, char *err,
 	rows = db_query(rq->db,
 	    lock
 	        ? "SELECT " ROW_JSON ", running, status, retry_pending, "
-	          "extract(epoch FROM next_slot_at)::bigint, next_run_at IS NULL "
+	          "extract(epoch FROM next_slot_at), next_run_at IS NULL "
 	          "FROM schedules s "
 	          "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
 	          "OR owner = $2) FOR UPDATE"
 	        : "SELECT " ROW_JSON ", running, status, retry_pending, "
-	          "extract(epoch FROM next_slot_at)::bigint, next_run_at IS NULL "
+	          "extract(epoch FROM next_slot_at), next_run_at IS NULL "
 	          "FROM schedules s "
 	          "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
 	          "OR owner = $2)",
@@ -244,6 +328,30 @@ forbidden_fields(const struct request *rq, const struct schedule_doc *d,
 	return 0;
 }
 
+/*
+ * An exec target without run_as runs as its owner's user (runuser.c): an
+ * owner the configuration gives none may not have one, whoever asks; 1
+ * after answering 403 naming target.  The supervisor fails the runs of
+ * such a schedule written before (or by hand) with the same rule.
+ */
+static int
+no_run_user(const struct request *rq, const struct schedule_doc *d,
+    const char *owner, struct response *rs)
+{
+	json_t *run_as = json_object_get(d->target, "run_as");
+	char buf[RUNUSER_NAME_MAX + 1];
+
+	if (d->target_type != SCHEDULE_TARGET_EXEC ||
+	    (run_as && !json_is_null(run_as)) ||
+	    runuser_for(rq->cf->run_users, rq->cf->run_user_default, owner, buf,
+	        sizeof(buf)) != NULL)
+		return 0;
+	api_error(rs, 403, "forbidden", "target",
+	    "the owner has no user to run commands as (run_users names "
+	    "none and run_user_default is empty): no exec target");
+	return 1;
+}
+
 /* A schedule without a target needs a receiver; 1 after answering 400. */
 static int
 no_receiver(
@@ -276,8 +384,16 @@ denied_url(
 	char host[512], err[CV_ERRLEN];
 	int printable = 1;
 
-	if (d->target_type != SCHEDULE_TARGET_HTTP || url == NULL ||
-	    hostlist_url_host(url, host, sizeof(host)) == -1)
+	if (d->target_type != SCHEDULE_TARGET_HTTP || url == NULL)
+		return 0;
+	/* Events at the receiver come from schedules without a target only. */
+	if (receiver_reaches(rq->cf->receiver_url, url)) {
+		api_error(rs, 400, "invalid_field", "target.url",
+		    "the URL leads to the receiver (receiver_url), which "
+		    "takes events of schedules without a target only");
+		return 1;
+	}
+	if (hostlist_url_host(url, host, sizeof(host)) == -1)
 		return 0;
 	if (hostlist_parse(&al, allow ? allow : "", err, sizeof(err)) == 0 &&
 	    hostlist_parse(&dl, deny ? deny : "", err, sizeof(err)) == 0)
@@ -294,8 +410,25 @@ denied_url(
 }
 
 /*
- * The first slot of d from now as text parameters (epoch seconds), or
- * answers 400 and returns 1 when it has none.
+ * Slot (whole seconds, from common/slot.c) of document d as a text
+ * parameter, epoch seconds with the milliseconds every slot of d has
+ * (slot_set_ms(): a once schedule's `at`, an interval's `start_at`).
+ */
+static void
+slot_param(const struct schedule_doc *d, int64_t slot, char *buf, size_t len)
+{
+	struct timing tm = {.kind = d->kind};
+	int64_t ms;
+
+	slot_set_ms(&tm, d->at, d->start_at);
+	ms = slot_ms(&tm, slot);
+	snprintf(buf, len, "%lld.%03d", (long long)civil_fdiv(ms, 1000),
+	    (int)civil_fmod(ms, 1000));
+}
+
+/*
+ * The first slot of d from now as text parameters (epoch seconds, with
+ * milliseconds), or answers 400 and returns 1 when it has none.
  */
 static int
 first_slot(const struct schedule_doc *d, char *run, char *slot, size_t len,
@@ -305,8 +438,8 @@ first_slot(const struct schedule_doc *d, char *run, char *slot, size_t len,
 	int r = schedule_first_slot(d, now_s(), &s);
 
 	if (r == 1) {
-		snprintf(run, len, "%lld", (long long)s.at);
-		snprintf(slot, len, "%lld", (long long)s.at);
+		slot_param(d, s.at, run, len);
+		slot_param(d, s.at, slot, len);
 		return 0;
 	}
 	if (r == -1)
@@ -328,14 +461,26 @@ db_failed(struct request *rq)
 	return API_DB_FAILED;
 }
 
-/* Commits and answers with row_text; the commit's failure is the server's. */
+/*
+ * Answers with row_text and commits: the answer is made first, so that a
+ * write whose answer cannot be made is rolled back, never committed
+ * behind a 500.  The commit's failure is the server's.
+ */
 static int
 commit_reply(struct request *rq, struct response *rs, int status,
     const char *row_text, char *err, size_t errlen)
 {
-	if (db_commit(rq->db, err, errlen) == -1)
+	json_t *o = schedule_out(row_text);
+
+	if (o == NULL) {
+		db_rollback(rq->db);
+		return -1;
+	}
+	if (db_commit(rq->db, err, errlen) == -1) {
+		json_decref(o);
 		return db_failed(rq);
-	return reply_schedule(rs, status, row_text);
+	}
+	return api_json(rs, status, o);
 }
 
 /* A non-empty JSON body, or 1 after answering 400. */
@@ -353,7 +498,8 @@ need_body(const struct request *rq, struct response *rs)
 /*
  * The statement that writes every field of a document: an INSERT with
  * $1 the owner, or an UPDATE of schedule $1; $2 and $3 are next_run_at
- * and next_slot_at (an UPDATE keeps the row's when they are NULL), $4...
+ * and next_slot_at, epoch seconds with a fraction (an UPDATE keeps the
+ * row's when they are NULL), $4...
  * the fields of schedule_params().  The INSERT takes two more: the
  * Idempotency-Key and the body it hashes (both NULL without a key), and
  * returns no row when the owner already has a schedule of that key.
@@ -388,10 +534,10 @@ doc_sql(const struct schedule_params *sp, int insert)
 	                  a, SCHEDULE_PARAMS + 4, SCHEDULE_PARAMS + 5, b)
 	            : asprintf(&sql,
 	                  "UPDATE schedules s SET %snext_run_at = CASE WHEN "
-	                  "$2::bigint IS NULL THEN next_run_at ELSE "
-	                  "to_timestamp($2::bigint) END, next_slot_at = CASE "
-	                  "WHEN $3::bigint IS NULL THEN next_slot_at ELSE "
-	                  "to_timestamp($3::bigint) END, updated_at = now() "
+	                  "$2::float8 IS NULL THEN next_run_at ELSE "
+	                  "to_timestamp($2::float8) END, next_slot_at = CASE "
+	                  "WHEN $3::float8 IS NULL THEN next_slot_at ELSE "
+	                  "to_timestamp($3::float8) END, updated_at = now() "
 	                  "WHERE id = $1 RETURNING " ROW_JSON,
 	                  a)) < 0)
 		sql = NULL;
@@ -429,9 +575,17 @@ write_doc(struct request *rq, int insert, const char *key, const char *run,
 		p[n++] = rq->idem_key;
 		p[n++] = rq->idem_key ? rq->body : NULL;
 	}
+	/* Inside the caller's transaction: a collision undoes only itself. */
 	for (int t = 0; t < (insert ? INSERT_TRIES : 1) && rows == NULL; t++) {
+		if (insert && db_exec(rq->db, "SAVEPOINT write_doc", 0, NULL,
+		                  err, errlen) == -1)
+			break;
 		rows = db_query(rq->db, sql, n, p, err, errlen);
 		if (rows == NULL && db_error(rq->db) != DB_ERR_UNIQUE)
+			break;
+		if (rows == NULL && db_exec(rq->db,
+		                        "ROLLBACK TO SAVEPOINT write_doc", 0,
+		                        NULL, err, errlen) == -1)
 			break;
 	}
 	free(sql);
@@ -552,6 +706,47 @@ owner_full(struct request *rq, struct response *rs, const char *owner,
 }
 
 /*
+ * A target sent back as a viewer saw it: each value of target.headers and
+ * target.env that is SECRET_MASK keeps the value the stored target old
+ * has under that name, so that a GET then PATCH of the whole target does
+ * not overwrite secrets with the mask.  Returns 0, or -1 with *e (400)
+ * when old has no such value to keep.
+ */
+static int
+keep_secrets(struct schedule_doc *d, const struct schedule_doc *old,
+    struct schedule_error *e)
+{
+	static const char *const maps[] = {"headers", "env"};
+	json_t *m, *om, *v, *ov;
+	const char *k;
+
+	if (!(d->present & (1u << SCHEDULE_F_TARGET)))
+		return 0;
+	for (size_t i = 0; i < sizeof(maps) / sizeof(*maps); i++) {
+		m = json_object_get(d->target, maps[i]);
+		om = json_object_get(old->target, maps[i]);
+		json_object_foreach(m, k, v)
+		{
+			if (strcmp(json_string_value(v), SECRET_MASK) != 0)
+				continue;
+			if (!json_is_string(ov = json_object_get(om, k))) {
+				snprintf(e->code, sizeof(e->code),
+				    "invalid_field");
+				snprintf(e->field, sizeof(e->field),
+				    "target.%s.%s", maps[i], k);
+				snprintf(e->message, sizeof(e->message),
+				    "\"%s\" keeps a stored value, and there "
+				    "is none of that name",
+				    SECRET_MASK);
+				return -1;
+			}
+			json_object_set(m, k, ov);
+		}
+	}
+	return 0;
+}
+
+/*
  * POST /schedules: a new schedule from the document in the body.  With an
  * Idempotency-Key, a request the owner has sent before (its reply lost,
  * or a 503 while the commit's outcome was unknown) gets the schedule the
@@ -578,29 +773,40 @@ schedules_create(
 		return r == 1 ? 0 : r;
 	if (schedule_parse(rq->body, rq->body_len, &d, &e) == -1)
 		return doc_error(rs, &e);
+	/* A new schedule has no stored secret for the mask to keep. */
+	if (keep_secrets(&d, &(struct schedule_doc){0}, &e) == -1) {
+		schedule_clear(&d);
+		return doc_error(rs, &e);
+	}
 	if (!(d.present & (1u << SCHEDULE_F_TIMEOUT)))
 		d.timeout_seconds = rq->cf->default_timeout_seconds;
 	if (forbidden_fields(rq, &d, d.present, rs) ||
-	    no_receiver(rq, &d, rs) || denied_url(rq, &d, rs) ||
+	    no_run_user(rq, &d, owner, rs) || no_receiver(rq, &d, rs) ||
+	    denied_url(rq, &d, rs) ||
 	    first_slot(&d, run, slot, sizeof(run), rs) ||
 	    (r = owner_full(rq, rs, owner, err, errlen)) != 0) {
 		schedule_clear(&d);
 		return r == 1 ? 0 : r;
 	}
+	if (db_begin(rq->db, err, errlen) == -1) {
+		schedule_clear(&d);
+		return API_DB_FAILED;
+	}
 	rows = write_doc(rq, 1, owner, run, slot, &d, err, errlen);
 	schedule_clear(&d);
 	if (rows == NULL)
-		return API_DB_FAILED;
+		return db_failed(rq);
 	if (db_rows_count(rows) == 0) {
 		/* A request of the same key committed first. */
 		db_rows_free(rows);
+		db_rollback(rq->db);
 		if ((r = idem_replay(rq, rs, owner, err, errlen)) == 0)
 			api_error(rs, 503, "unavailable", NULL,
 			    "a request with this Idempotency-Key was being "
 			    "written; send it again");
 		return r == 1 || r == 0 ? 0 : r;
 	}
-	r = reply_schedule(rs, 201, db_rows_value(rows, 0, 0));
+	r = commit_reply(rq, rs, 201, db_rows_value(rows, 0, 0), err, errlen);
 	db_rows_free(rows);
 	return r;
 }
@@ -763,7 +969,8 @@ schedules_list(
 	    8, p, err, errlen);
 	if (rows == NULL)
 		return API_DB_FAILED;
-	r = api_page(rs, rows, limit, "schedules", schedule_out);
+	r = api_page(rs, rows, limit, "schedules",
+	    rq->who.role < ROLE_EDITOR ? schedule_out_masked : schedule_out);
 	db_rows_free(rows);
 	return r;
 }
@@ -843,7 +1050,8 @@ schedules_get(struct request *rq, struct response *rs, char *err, size_t errlen)
 		return 0;
 	if ((rows = load(rq, id, 0, &found, err, errlen)) == NULL)
 		return found == 0 ? not_found(rs) : API_DB_FAILED;
-	o = schedule_out(db_rows_value(rows, 0, C_JSON));
+	o = schedule_out_as(
+	    db_rows_value(rows, 0, C_JSON), rq->who.role < ROLE_EDITOR);
 	fires = preview(db_rows_value(rows, 0, C_JSON),
 	    db_rows_value(rows, 0, C_STATUS),
 	    db_rows_value(rows, 0, C_NEXT_SLOT), n);
@@ -862,27 +1070,85 @@ schedules_get(struct request *rq, struct response *rs, char *err, size_t errlen)
 
 /* --- PATCH /schedules/{id} ---------------------------------------------- */
 
-/* 1 if the timing of a and b differs (the fields that place the slots). */
-static int
-timing_changed(const struct schedule_doc *a, const struct schedule_doc *b)
+/*
+ * The first of keys (NULL-terminated) whose value differs between a and b,
+ * or NULL when none does; keys[0] when a document cannot be built.
+ */
+static const char *
+field_changed(const struct schedule_doc *a, const struct schedule_doc *b,
+    const char *const *keys)
 {
-	static const char *const keys[] = {"kind", "interval_seconds", "anchor",
-	    "cron", "timezone", "at", "start_at", "dst_gap", "dst_fold",
-	    "jitter_seconds", NULL};
 	json_t *ja = schedule_to_json(a), *jb = schedule_to_json(b);
-	int changed = ja == NULL || jb == NULL;
+	const char *changed = ja == NULL || jb == NULL ? keys[0] : NULL;
 
 	for (int i = 0; !changed && keys[i]; i++)
-		changed = !json_equal(
-		    json_object_get(ja, keys[i]), json_object_get(jb, keys[i]));
+		if (!json_equal(json_object_get(ja, keys[i]),
+		        json_object_get(jb, keys[i])))
+			changed = keys[i];
 	json_decref(ja);
 	json_decref(jb);
 	return changed;
 }
 
+/* The fields that place the slots. */
+static const char *const timing_keys[] = {"kind", "interval_seconds", "anchor",
+    "cron", "timezone", "at", "start_at", "dst_gap", "dst_fold",
+    "jitter_seconds", NULL};
+
+/* The fields that only decide what the slots do: timing and policies. */
+static const char *const slot_keys[] = {"kind", "interval_seconds", "anchor",
+    "cron", "timezone", "at", "start_at", "dst_gap", "dst_fold",
+    "jitter_seconds", "total_repeats", "max_retries", "backoff",
+    "retry_delay_seconds", "overlap", "catch_up", "max_catch_up_runs",
+    "starting_deadline_seconds", NULL};
+
+/*
+ * What a PATCH from old to d may do to a schedule of status `status`.  A
+ * done or dead schedule has no slot left, so a change to a field that
+ * only matters to slots would be accepted and ignored: it is refused
+ * (400 invalid_state naming the field), except that a new `at` makes a
+ * done schedule that is (or becomes) a once schedule active again.
+ * Returns 1 for that revival, 0 to go on, -1 when *rs holds the 400.
+ */
+static int
+terminal_patch(const struct schedule_doc *old, const struct schedule_doc *d,
+    const char *status, struct response *rs)
+{
+	int done = strcmp(status, "done") == 0;
+	const char *k;
+
+	if (!done && strcmp(status, "dead") != 0)
+		return 0;
+	if (done && d->kind == SCHED_KIND_ONCE &&
+	    (d->present & (1u << SCHEDULE_F_AT)) &&
+	    field_changed(old, d, (const char *const[]){"at", NULL}))
+		return 1;
+	if ((k = field_changed(old, d, slot_keys)) == NULL)
+		return 0;
+	api_error(rs, 400, "invalid_state", k,
+	    "the schedule is %s and has no slot left to change%s", status,
+	    done ? "; only a new future at on a once schedule makes it active "
+	           "again"
+	         : "; create a new schedule");
+	return -1;
+}
+
+/* Makes a done schedule active again, at repeat and counters unchanged. */
+static int
+revive(struct request *rq, const char *id, char *err, size_t errlen)
+{
+	const char *p[1] = {id};
+
+	return db_exec(rq->db,
+	    "UPDATE schedules SET status = 'active', current_retry = 0, "
+	    "retry_pending = false WHERE id = $1",
+	    1, p, err, errlen);
+}
+
 /*
  * PATCH /schedules/{id}: the fields the body names change; a new timing
- * moves an active schedule's next slot (a pending retry keeps its time).
+ * moves an active schedule's next slot (a pending retry keeps its time);
+ * a new `at` revives a done once schedule (terminal_patch()).
  */
 int
 schedules_update(
@@ -894,7 +1160,7 @@ schedules_update(
 	struct schedule_doc old, d;
 	struct schedule_error e;
 	json_t *row;
-	int found, r = 0;
+	int found, revived = 0, r = 0;
 
 	memset(&old, 0, sizeof(old));
 	memset(&d, 0, sizeof(d));
@@ -917,26 +1183,34 @@ schedules_update(
 	    schedule_from_row(row, &d, &e) == -1) {
 		json_decref(row);
 		db_rollback(rq->db);
-		r = api_error(rs, 500, "internal", NULL,
-		    "schedule %s: its stored row is not a valid document", id);
+		r = api_error(rs, 409, "unreadable", NULL,
+		    "schedule %s: its stored row is not a valid document; "
+		    "delete it and create it again",
+		    id);
 		goto out;
 	}
-	if (schedule_patch(&d, rq->body, rq->body_len, &e) == -1) {
+	if (schedule_patch(&d, rq->body, rq->body_len, &e) == -1 ||
+	    keep_secrets(&d, &old, &e) == -1) {
 		json_decref(row);
 		db_rollback(rq->db);
 		r = doc_error(rs, &e);
 		goto out;
 	}
-	json_decref(row);
 	/* Back to the default, as a create without it: the configured one. */
 	if (d.nulled & (1u << SCHEDULE_F_TIMEOUT))
 		d.timeout_seconds = rq->cf->default_timeout_seconds;
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
-	        (no_receiver(rq, &d, rs) || denied_url(rq, &d, rs)))) {
+	        (no_run_user(rq, &d,
+	             json_string_value(json_object_get(row, "owner")), rs) ||
+	            no_receiver(rq, &d, rs) || denied_url(rq, &d, rs))) ||
+	    (revived = terminal_patch(
+	         &old, &d, db_rows_value(rows, 0, C_STATUS), rs)) == -1) {
+		json_decref(row);
 		db_rollback(rq->db);
 		goto out;
 	}
+	json_decref(row);
 	/*
 	 * A new timing moves the slot an active schedule waits for.  A
 	 * pending retry keeps its time, and while next_run_at is NULL with
@@ -944,19 +1218,22 @@ schedules_update(
 	 * back behind a run) the end of that run decides what comes next:
 	 * only the slot moves, for it to find.
 	 */
-	if (timing_changed(&old, &d) &&
-	    strcmp(db_rows_value(rows, 0, C_STATUS), "active") == 0 &&
-	    strcmp(db_rows_value(rows, 0, C_RETRY), "t") != 0) {
+	if (revived ||
+	    (field_changed(&old, &d, timing_keys) &&
+	        strcmp(db_rows_value(rows, 0, C_STATUS), "active") == 0 &&
+	        strcmp(db_rows_value(rows, 0, C_RETRY), "t") != 0)) {
 		if (first_slot(&d, run, slot, sizeof(run), rs)) {
 			db_rollback(rq->db);
 			goto out;
 		}
 		sp = slot;
-		if (strcmp(db_rows_value(rows, 0, C_NO_NEXT_RUN), "t") != 0 ||
+		if (revived ||
+		    strcmp(db_rows_value(rows, 0, C_NO_NEXT_RUN), "t") != 0 ||
 		    strcmp(db_rows_value(rows, 0, C_RUNNING), "0") == 0)
 			rp = run;
 	}
-	if ((out = write_doc(rq, 0, id, rp, sp, &d, err, errlen)) == NULL) {
+	if ((revived && revive(rq, id, err, errlen) == -1) ||
+	    (out = write_doc(rq, 0, id, rp, sp, &d, err, errlen)) == NULL) {
 		r = db_failed(rq);
 		goto out;
 	}
@@ -1065,11 +1342,11 @@ resume_slot(const struct db_rows *rows, char *run, char *slot, size_t len,
 	}
 	json_decref(row);
 	if (schedule_first_slot(&d, now, &s) == 1) {
-		snprintf(run, len, "%lld", (long long)s.at);
-		snprintf(slot, len, "%lld", (long long)s.at);
+		slot_param(&d, s.at, run, len);
+		slot_param(&d, s.at, slot, len);
 	} else if (d.kind == SCHED_KIND_ONCE) {
 		snprintf(run, len, "%lld", (long long)now);
-		snprintf(slot, len, "%lld", (long long)d.at);
+		slot_param(&d, civil_fdiv(d.at, 1000), slot, len);
 	} else {
 		api_error(rs, 400, "invalid_field", NULL,
 		    "the schedule has no slot before the year 10000");
@@ -1121,8 +1398,8 @@ transition(struct request *rq, struct response *rs, int resume, char *err,
 	p[2] = resume ? slot : NULL;
 	out = db_query(rq->db,
 	    resume ? "UPDATE schedules s SET status = 'active', "
-	             "next_run_at = to_timestamp($2::bigint), "
-	             "next_slot_at = to_timestamp($3::bigint), "
+	             "next_run_at = to_timestamp($2::float8), "
+	             "next_slot_at = to_timestamp($3::float8), "
 	             "updated_at = now() WHERE id = $1 RETURNING " ROW_JSON
 	           : "UPDATE schedules s SET status = 'paused', "
 	             "next_run_at = NULL, updated_at = now() WHERE id = $1 "
@@ -1374,6 +1651,7 @@ schedules_trigger(
 	static const char *const allowed[] = {"payload", NULL};
 	char idbuf[API_ID_LEN + 1], *payload = NULL;
 	const char *id, *p[4];
+	struct schedule_error e;
 	struct db_rows *rows;
 	json_t *body, *pl;
 	int found, r;
@@ -1396,6 +1674,10 @@ schedules_trigger(
 		json_decref(body);
 		return api_error(rs, 400, "invalid_field", "payload",
 		    "expected an object (or null for the schedule's)");
+	}
+	if (pl && schedule_json_storable(pl, "payload", &e) == -1) {
+		json_decref(body);
+		return doc_error(rs, &e);
 	}
 	if ((r = too_many_triggers(rq, rs, err, errlen)) != 0) {
 		json_decref(body);

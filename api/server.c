@@ -1,28 +1,49 @@
 /*
  * server.c: the cronvisor-api process.  It reads the configuration, binds
  * the FastCGI socket itself (libfcgi's FCGX_OpenSocket silently unlinks a
- * live socket, follows the umask and knows no IPv6), starts api_threads
- * workers, and then does nothing but wait for signals.  Each worker blocks
- * in FCGX_Accept_r on the shared socket, owns one PostgreSQL connection
- * (opened at its first request, reset at the next request after a lost
- * one, retried at most once a second while the database is away so that
- * requests get a quick 503), and turns one request into one response
- * through http.c and route.c.  Signals are blocked in every thread and
- * taken by sigwait() in main: TERM and INT stop the workers (libfcgi's
- * shutdown flag, then shutdown() on the listening socket wakes the
- * accepts; requests in progress complete), HUP reloads the log level.
+ * live socket, follows the umask and knows no IPv6) with the system's
+ * listen backlog, starts api_threads workers, and then does nothing but
+ * wait for signals and close kept connections left idle too long.
+ *
+ * Connections are accepted here, not by libfcgi, so that no worker is ever
+ * tied to a connection that sends nothing.  libfcgi's own model pins a
+ * thread to a connection from accept until the peer closes it: with
+ * nginx's fastcgi_keep_conn every thread waited on a kept connection while
+ * new connections queued behind them, and a client that sent one byte held
+ * a thread for ever (issue 17).  Here every worker waits in epoll_wait() on
+ * one shared epoll set holding the listening socket and every kept
+ * connection between two requests (EPOLLONESHOT: one worker per event); the
+ * worker that gets one serves one request on it through libfcgi and puts
+ * the connection back into the set if nginx keeps it.  Every accepted
+ * connection has SO_RCVTIMEO and SO_SNDTIMEO of api_io_timeout_seconds, so
+ * a read or a write inside libfcgi waits that long at most, and a kept
+ * connection idle SERVER_IDLE_SECS is closed.
+ *
+ * Each worker owns one PostgreSQL connection (opened at its first request,
+ * reset at the next request after a lost one, retried at most once a
+ * second while the database is away so that requests get a quick 503) and
+ * turns one request into one response through http.c and route.c.
+ * Signals are blocked in every thread and taken by sigtimedwait() in main:
+ * TERM and INT stop the workers (an eventfd in the epoll set wakes them;
+ * requests in progress complete), HUP reloads the log level.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <limits.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -33,10 +54,31 @@
 
 #include "api.h"
 
-#define SERVER_BACKLOG         128  /* listen() backlog */
-#define SERVER_DB_RETRY_MS     1000 /* least time between reconnects */
-#define SERVER_JOIN_SECS       30   /* how long requests in progress may take */
-#define SERVER_ACCEPT_PAUSE_MS 100  /* after a failed accept */
+#define SERVER_DB_RETRY_MS     1000  /* least time between reconnects */
+#define SERVER_JOIN_SECS       30    /* time requests in progress may take */
+#define SERVER_ACCEPT_PAUSE_MS 100   /* after a failed accept */
+#define SERVER_IDLE_SECS       75    /* a kept connection idle so long closes */
+#define SERVER_MAX_FDS         65536 /* most descriptors the table follows */
+#define SERVER_DRAIN_MAX       65536 /* unread body a kept connection drops */
+
+/*
+ * What a connection's descriptor is doing, in server.conns[fd].  Only
+ * CONN_IDLE matters: a worker woken for the descriptor, or the sweep of
+ * idle connections, takes it from CONN_IDLE to CONN_BUSY with a
+ * compare-and-swap, so exactly one of them goes on with it.  A descriptor
+ * that libfcgi closed keeps CONN_BUSY until accept() hands the number out
+ * again, which sets it.
+ */
+enum conn_state {
+	CONN_BUSY, /* served by a worker, or closed */
+	CONN_IDLE, /* kept between two requests, waiting in the epoll set */
+};
+
+/* One descriptor's entry in server.conns. */
+struct conn {
+	atomic_int state;        /* enum conn_state */
+	atomic_llong idle_since; /* monotonic ms it became CONN_IDLE */
+};
 
 /* One worker thread: its FastCGI request and its database connection. */
 struct worker {
@@ -51,7 +93,11 @@ struct worker {
 struct server {
 	struct config cf;        /* the configuration in force */
 	const char *config_path; /* -f, or CONFIG_PATH */
-	int listen_fd;           /* the FastCGI socket */
+	int listen_fd;           /* the FastCGI socket, non-blocking */
+	int epoll_fd;            /* listen_fd, stop_fd and kept connections */
+	int stop_fd;             /* eventfd, readable once stopping */
+	struct conn *conns;      /* indexed by descriptor, nconns of them */
+	int nconns;              /* RLIMIT_NOFILE, at most SERVER_MAX_FDS */
 	char *unix_path;         /* its path for a unix socket, else NULL */
 	dev_t unix_dev;          /* the socket file we made, to remove */
 	ino_t unix_ino;          /*   only that file at exit */
@@ -232,38 +278,217 @@ request_handle(struct worker *w, FCGX_Request *fr)
 	log_prefix(NULL);
 }
 
+/* Pauses after a failed accept or epoll_wait, so that it does not spin. */
+static void
+pause_briefly(void)
+{
+	nanosleep(
+	    &(struct timespec){0, SERVER_ACCEPT_PAUSE_MS * 1000000L}, NULL);
+}
+
 /*
- * A worker: accepts and serves requests until the server stops.  A failed
- * accept while not stopping (out of descriptors, say) is logged and
- * retried after a pause rather than losing the thread.
+ * Puts the kept connection fd back into the epoll set, idle since now, to
+ * wait for its next request (EPOLLONESHOT: the event goes to one worker and
+ * disarms it).  The state is set before the descriptor is armed, so a
+ * worker woken for it always finds CONN_IDLE.  fd is closed if it cannot
+ * be armed.
+ */
+static void
+conn_park(int fd)
+{
+	struct epoll_event ev = {
+	    .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.fd = fd};
+
+	atomic_store(&api.conns[fd].idle_since, now_ms());
+	atomic_store(&api.conns[fd].state, CONN_IDLE);
+	if (epoll_ctl(api.epoll_fd, EPOLL_CTL_MOD, fd, &ev) == 0 ||
+	    (errno == ENOENT &&
+	        epoll_ctl(api.epoll_fd, EPOLL_CTL_ADD, fd, &ev) == 0))
+		return;
+	log_warn("epoll_ctl");
+	if (atomic_exchange(&api.conns[fd].state, CONN_BUSY) == CONN_IDLE)
+		close(fd);
+}
+
+/*
+ * Accepts one connection from the non-blocking listening socket (several
+ * workers may wake for the same one: the others get EAGAIN) and gives it
+ * the read and write deadline (a unix socket's connections do not inherit
+ * SO_RCVTIMEO and SO_SNDTIMEO from the listening socket).  Returns its
+ * descriptor, in CONN_BUSY, or -1 when there was none to take.
+ */
+static int
+conn_accept(void)
+{
+	struct timeval tv = {.tv_sec = (time_t)api.cf.api_io_timeout_seconds};
+	int fd;
+
+	if ((fd = accept4(api.listen_fd, NULL, NULL, SOCK_CLOEXEC)) == -1) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != ECONNABORTED && errno != EINTR &&
+		    !atomic_load(&api.stopping)) {
+			/* Out of descriptors, say: it stays readable. */
+			log_warn("accept");
+			pause_briefly();
+		}
+		return -1;
+	}
+	if (fd >= api.nconns) {
+		log_warnx("accept: descriptor %d is past the %d this server "
+		          "follows; connection closed",
+		    fd, api.nconns);
+		close(fd);
+		return -1;
+	}
+	/* TCP_NODELAY as libfcgi's accept sets it: a response goes out in
+	 * several writes, and Nagle would hold the last one for an ACK. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1 ||
+	    (api.unix_path == NULL &&
+	        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){1},
+	            sizeof(int)) == -1)) {
+		log_warn("setsockopt on an accepted connection");
+		close(fd);
+		return -1;
+	}
+	atomic_store(&api.conns[fd].state, CONN_BUSY);
+	return fd;
+}
+
+/*
+ * Reads and drops what is left of the request's body (a request refused
+ * before its body was read), so that a kept connection starts its next
+ * request at a record boundary.  More than SERVER_DRAIN_MAX bytes, or a
+ * read error, and the connection is not kept.
+ */
+static void
+request_drain(FCGX_Request *fr)
+{
+	char trash[4096];
+	size_t dropped = 0;
+	int n;
+
+	while ((n = FCGX_GetStr(trash, sizeof(trash), fr->in)) > 0)
+		if ((dropped += (size_t)n) > SERVER_DRAIN_MAX)
+			break;
+	if (n != 0 || FCGX_GetError(fr->in) != 0)
+		fr->keepConnection = 0;
+}
+
+/*
+ * Serves one request on the connection fd (in CONN_BUSY, owned by the
+ * caller), then parks it if nginx keeps it (FCGI_KEEP_CONN) or lets
+ * libfcgi close it.  A connection with nothing to read yet is parked
+ * without waiting.  libfcgi is handed the descriptor through fr's ipcFd
+ * and keepConnection, the fields FCGX_Accept_r itself uses for a kept
+ * connection (fcgiapp.h marks them internal: the ABI of libfcgi 2.4 has
+ * not moved in twenty years, and tests/api_load.sh checks the behaviour).
+ * fr's listen socket is -1, so where libfcgi would accept another
+ * connection after a broken one (EOF, a protocol error, a read past the
+ * deadline) it fails instead and the worker goes back to epoll_wait.
+ * detached makes libfcgi close at once rather than linger up to 2 s
+ * reading what the peer still sends.
+ */
+static void
+conn_serve(struct worker *w, FCGX_Request *fr, int fd)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+	if (poll(&pfd, 1, 0) == 0) {
+		conn_park(fd);
+		return;
+	}
+	fr->ipcFd = fd;
+	fr->keepConnection = 1; /* FCGX_Accept_r's first Finish keeps fd */
+	fr->detached = 1;
+	if (FCGX_Accept_r(fr) < 0)
+		return; /* libfcgi closed it */
+	request_handle(w, fr);
+	request_drain(fr);
+	fr->detached = 1;
+	FCGX_Finish_r(fr);
+	if (fr->ipcFd >= 0) {
+		fd = fr->ipcFd;
+		fr->ipcFd = -1;
+		conn_park(fd);
+	}
+}
+
+/*
+ * A worker: waits in the shared epoll set and serves one request per
+ * event, a new connection or a kept one with its next request, until the
+ * server stops.
  */
 static void *
 worker_main(void *arg)
 {
 	struct worker *w = arg;
+	struct epoll_event ev;
 	FCGX_Request fr;
+	int fd, n;
 
-	if (FCGX_InitRequest(&fr, api.listen_fd, 0) != 0) {
+	if (FCGX_InitRequest(&fr, -1, 0) != 0) {
 		log_warnx("FCGX_InitRequest failed");
 		return NULL;
 	}
 	while (!atomic_load(&api.stopping)) {
-		if (FCGX_Accept_r(&fr) < 0) {
-			if (atomic_load(&api.stopping))
-				break;
-			log_warn("accept");
-			nanosleep(&(struct timespec){0,
-			              SERVER_ACCEPT_PAUSE_MS * 1000000L},
-			    NULL);
+		if ((n = epoll_wait(api.epoll_fd, &ev, 1, -1)) == -1) {
+			if (errno != EINTR) {
+				log_warn("epoll_wait");
+				pause_briefly();
+			}
 			continue;
 		}
-		request_handle(w, &fr);
-		FCGX_Finish_r(&fr);
+		if (n == 0 || ev.data.fd == api.stop_fd)
+			continue;
+		if (ev.data.fd == api.listen_fd) {
+			if ((fd = conn_accept()) == -1)
+				continue;
+		} else {
+			fd = ev.data.fd;
+			if (!atomic_compare_exchange_strong(
+			        &api.conns[fd].state, &(int){CONN_IDLE},
+			        CONN_BUSY))
+				continue; /* the sweep took it */
+		}
+		conn_serve(w, &fr, fd);
+		/*
+		 * Then one connection from the backlog, if one waits: the
+		 * listening socket is one entry of the epoll set beside every
+		 * kept connection, and would otherwise get one turn in as many,
+		 * leaving new connections (nginx makes them when all it keeps
+		 * are busy) to wait seconds behind the kept ones.
+		 */
+		if (!atomic_load(&api.stopping) && (fd = conn_accept()) != -1)
+			conn_serve(w, &fr, fd);
 	}
 	FCGX_Free(&fr, 1);
 	db_close(w->db);
 	w->db = NULL;
 	return NULL;
+}
+
+/*
+ * Closes the kept connections idle for SERVER_IDLE_SECS: nginx closes its
+ * own after its keepalive_timeout (60 s in the shipped snippet), so these
+ * are connections nginx forgot or another local client's.  Called from
+ * main once a second.
+ */
+static void
+conn_sweep(void)
+{
+	int64_t old = now_ms() - SERVER_IDLE_SECS * 1000;
+
+	for (int fd = 0; fd < api.nconns; fd++) {
+		struct conn *c = &api.conns[fd];
+
+		if (atomic_load(&c->state) != CONN_IDLE ||
+		    atomic_load(&c->idle_since) > old)
+			continue;
+		if (atomic_compare_exchange_strong(
+		        &c->state, &(int){CONN_IDLE}, CONN_BUSY))
+			close(fd);
+	}
 }
 
 /*
@@ -417,18 +642,66 @@ listen_tcp(const char *spec)
 	return fd;
 }
 
-/* Opens the FastCGI socket api_listen names and listens on it. */
+/*
+ * The listen backlog: the system's most, net.core.somaxconn (4096 on
+ * current kernels), which listen() would cap a larger number to anyway.
+ * Connections nginx makes while every worker is busy wait there; past it
+ * nginx's connect() fails with EAGAIN and nginx answers 502, which the
+ * shipped snippet turns into 503 with Retry-After.
+ */
+static int
+listen_backlog(void)
+{
+	FILE *fp;
+	int n = 0;
+
+	if ((fp = fopen("/proc/sys/net/core/somaxconn", "re")) != NULL) {
+		if (fscanf(fp, "%d", &n) != 1)
+			n = 0;
+		fclose(fp);
+	}
+	return n > 0 ? n : SOMAXCONN;
+}
+
+/*
+ * Opens the FastCGI socket api_listen names and listens on it, and makes
+ * the epoll set the workers wait in, the stop eventfd and the table of
+ * connections.
+ */
 static void
 setup_listen(void)
 {
 	const char *l = api.cf.api_listen;
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct rlimit rl;
+	int backlog = listen_backlog();
 
 	if (strncmp(l, "unix:", 5) == 0 && l[5] == '/')
 		api.listen_fd = listen_unix(l + 5);
 	else
 		api.listen_fd = listen_tcp(l);
-	if (listen(api.listen_fd, SERVER_BACKLOG) == -1)
+	if (listen(api.listen_fd, backlog) == -1)
 		fatal("listen on %s", l);
+	if (fcntl(api.listen_fd, F_SETFL,
+	        fcntl(api.listen_fd, F_GETFL) | O_NONBLOCK) == -1)
+		fatal("fcntl");
+	api.nconns = SERVER_MAX_FDS;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < SERVER_MAX_FDS)
+		api.nconns = (int)rl.rlim_cur;
+	if ((api.conns = calloc((size_t)api.nconns, sizeof(*api.conns))) ==
+	    NULL)
+		fatal("calloc");
+	if ((api.epoll_fd = epoll_create1(EPOLL_CLOEXEC)) == -1 ||
+	    (api.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1)
+		fatal("epoll_create1");
+	ev.data.fd = api.listen_fd;
+	if (epoll_ctl(api.epoll_fd, EPOLL_CTL_ADD, api.listen_fd, &ev) == -1)
+		fatal("epoll_ctl");
+	ev.data.fd = api.stop_fd;
+	if (epoll_ctl(api.epoll_fd, EPOLL_CTL_ADD, api.stop_fd, &ev) == -1)
+		fatal("epoll_ctl");
+	log_debug("listen backlog %d, read and write deadline %llds", backlog,
+	    (long long)api.cf.api_io_timeout_seconds);
 }
 
 /* Removes the socket file, if it is still the one this process made. */
@@ -487,9 +760,10 @@ start_workers(void)
 }
 
 /*
- * Stops the workers: libfcgi's shutdown flag and ours, then shutdown() on
- * the listening socket, which makes every blocked accept() return; requests
- * in progress finish.  A worker still busy after SERVER_JOIN_SECS is
+ * Stops the workers: libfcgi's shutdown flag and ours, then the stop
+ * eventfd, which stays readable and so wakes every worker in epoll_wait(),
+ * and shutdown() on the listening socket, which refuses new connections;
+ * requests in progress finish.  A worker still busy after SERVER_JOIN_SECS is
  * abandoned with a warning.  Returns 0, or -1 if one was abandoned.
  */
 static int
@@ -500,6 +774,8 @@ stop_workers(void)
 
 	atomic_store(&api.stopping, 1);
 	FCGX_ShutdownPending();
+	if (eventfd_write(api.stop_fd, 1) == -1)
+		log_warn("eventfd_write");
 	if (shutdown(api.listen_fd, SHUT_RDWR) == -1)
 		log_warn("shutdown of the listening socket");
 	clock_gettime(CLOCK_REALTIME, &deadline);
@@ -542,15 +818,22 @@ reload(void)
 	config_clear(&cf);
 }
 
-/* Waits for signals until TERM or INT. */
+/*
+ * Waits for signals until TERM or INT, and closes idle kept connections
+ * once a second meanwhile.
+ */
 static void
 wait_signals(const sigset_t *set)
 {
+	struct timespec tick = {1, 0};
 	int sig;
 
 	for (;;) {
-		if (sigwait(set, &sig) != 0)
+		if ((sig = sigtimedwait(set, NULL, &tick)) == -1) {
+			if (errno == EAGAIN)
+				conn_sweep();
 			continue;
+		}
 		if (sig == SIGHUP) {
 			reload();
 			continue;
@@ -591,6 +874,7 @@ main(int argc, char **argv)
 	log_info("stopped");
 	if (rc == 0) {
 		free(api.workers);
+		free(api.conns);
 		config_clear(&api.cf);
 		tz_cache_clear();
 	}

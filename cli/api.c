@@ -100,10 +100,15 @@ api_check_options(void)
 		          "(e.g. http://127.0.0.1:8080)");
 		return -1;
 	}
+	/* read once; kept in ctl (reachable) until exit */
+	if (ctl.token_file != NULL &&
+	    (ctl.token = ctl_read_secret("API token", ctl.token_file)) == NULL)
+		return -1;
+	ctl.token_file = NULL;
 	if (ctl.token == NULL || ctl.token[0] == '\0') {
 		log_warnx(
-		    "no API token: pass --token TOKEN or set "
-		    "CRONVISOR_TOKEN; an administrator makes one with "
+		    "no API token: set CRONVISOR_TOKEN or pass --token-file "
+		    "FILE; an administrator makes one with "
 		    "'cronvisorctl token create --owner NAME --role ROLE'");
 		return -1;
 	}

@@ -94,7 +94,13 @@ ctl_global_option(int c, const char *arg)
 		ctl.url = arg;
 		return 1;
 	case CTL_OPT_TOKEN:
+		ctl_argv_secret("--token", "CRONVISOR_TOKEN or --token-file");
 		ctl.token = arg;
+		ctl.token_file = NULL;
+		return 1;
+	case CTL_OPT_TFILE:
+		ctl.token_file = arg;
+		ctl.token = NULL;
 		return 1;
 	case CTL_OPT_SOCKET:
 		ctl.unix_socket = arg;
@@ -107,6 +113,50 @@ ctl_global_option(int c, const char *arg)
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * Warns that option opt put a secret on the command line, where every
+ * local user sees it (ps, /proc/PID/cmdline), and says what to use
+ * instead.
+ */
+void
+ctl_argv_secret(const char *opt, const char *instead)
+{
+	log_warnx("%s on the command line shows in ps to every local user; "
+	          "use %s instead",
+	    opt, instead);
+}
+
+/*
+ * Reads a secret (what: "API token", "database URL") from the file at
+ * path: its first line, without the line end and blanks around it.
+ * Returns it as a new string that the caller frees, or NULL after a
+ * message naming the file.
+ */
+char *
+ctl_read_secret(const char *what, const char *path)
+{
+	unsigned char *buf;
+	size_t len;
+	char *s, *e;
+
+	if (io_read_file(path, 65536, &buf, &len) == -1) {
+		log_warn("cannot read the %s from %s", what, path);
+		return NULL;
+	}
+	s = (char *)buf;
+	s[strcspn(s, "\r\n")] = '\0';
+	s += strspn(s, " \t");
+	for (e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t');)
+		*--e = '\0';
+	if (*s == '\0') {
+		log_warnx("%s: no %s on its first line", path, what);
+		free(buf);
+		return NULL;
+	}
+	memmove(buf, s, strlen(s) + 1);
+	return (char *)buf;
 }
 
 /*
@@ -183,6 +233,8 @@ main(int argc, char **argv)
 	log_init("cronvisorctl", LOG_LEVEL_INFO);
 	ctl.url = getenv("CRONVISOR_URL");
 	ctl.token = getenv("CRONVISOR_TOKEN");
+	if (ctl.token == NULL || ctl.token[0] == '\0')
+		ctl.token_file = getenv("CRONVISOR_TOKEN_FILE");
 	ctl.unix_socket = getenv("CRONVISOR_UNIX_SOCKET");
 	if ((cmd = leading_options(argc, argv)) == -1)
 		return CTL_EXIT_USAGE;

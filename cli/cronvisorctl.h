@@ -23,6 +23,7 @@
 struct ctl {
 	const char *url;         /* --url or CRONVISOR_URL: base URL */
 	const char *token;       /* --token or CRONVISOR_TOKEN */
+	const char *token_file;  /* --token-file or CRONVISOR_TOKEN_FILE */
 	const char *unix_socket; /* --unix-socket or CRONVISOR_UNIX_SOCKET */
 	int json;                /* --json: print the API's JSON as it is */
 	int dry_run;             /* --dry-run: print requests, send nothing */
@@ -33,9 +34,11 @@ extern struct ctl ctl;
 #define CTL_OPT_SOCKET 0x102 /* --unix-socket */
 #define CTL_OPT_JSON   0x103 /* --json */
 #define CTL_OPT_DRY    0x104 /* --dry-run */
+#define CTL_OPT_TFILE  0x105 /* --token-file */
 #define CTL_GLOBAL_OPTIONS                                                     \
 	{"url", required_argument, NULL, CTL_OPT_URL},                         \
 	    {"token", required_argument, NULL, CTL_OPT_TOKEN},                 \
+	    {"token-file", required_argument, NULL, CTL_OPT_TFILE},            \
 	    {"unix-socket", required_argument, NULL, CTL_OPT_SOCKET},          \
 	    {"json", no_argument, NULL, CTL_OPT_JSON},                         \
 	{                                                                      \
@@ -45,7 +48,10 @@ extern struct ctl ctl;
 	"global options (before or after the command):\n"                      \
 	"  --url URL           the API's base URL (CRONVISOR_URL),\n"          \
 	"                      e.g. http://127.0.0.1:8080\n"                   \
-	"  --token TOKEN       the API token (CRONVISOR_TOKEN)\n"              \
+	"  --token TOKEN       the API token (CRONVISOR_TOKEN); it shows in\n" \
+	"                      ps: prefer the variable or --token-file\n"      \
+	"  --token-file FILE   read the API token from FILE\n"                 \
+	"                      (CRONVISOR_TOKEN_FILE)\n"                       \
 	"  --unix-socket PATH  connect through this unix socket\n"             \
 	"                      (CRONVISOR_UNIX_SOCKET)\n"                      \
 	"  --json              print the API's JSON, for scripts\n"
@@ -53,6 +59,8 @@ extern struct ctl ctl;
 /* cronvisorctl.c */
 int ctl_usage_error(const char *fmt, ...) CV_PRINTF(1, 2);
 int ctl_global_option(int c, const char *arg);
+char *ctl_read_secret(const char *what, const char *path);
+void ctl_argv_secret(const char *opt, const char *instead);
 int ctl_parse_int(
     const char *opt, const char *s, int64_t min, int64_t max, int64_t *out);
 
@@ -67,13 +75,15 @@ int config_main(int argc, char **argv);
 int db_main(int argc, char **argv);
 /* Where the database commands (db, token) find their database. */
 struct db_where {
-	const char *url;  /* --database, or NULL */
-	const char *path; /* -f FILE, the configuration (CONFIG_PATH) */
-	int must_exist;   /* 1: -f was given, the file must exist */
+	const char *url;      /* --database or --database-file, or NULL */
+	const char *url_file; /* --database-file: read into url */
+	const char *path;     /* -f FILE, the configuration (CONFIG_PATH) */
+	int must_exist;       /* 1: -f was given, the file must exist */
 };
 /* clang-format off */
 #define DB_WHERE_OPTS \
 	{"database", required_argument, NULL, 'd'}, \
+	{"database-file", required_argument, NULL, 'D'}, \
 	{"file", required_argument, NULL, 'f'}
 /* clang-format on */
 void db_where_init(struct db_where *w);

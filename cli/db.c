@@ -26,7 +26,8 @@ db_usage(FILE *fp)
 	    "database newer than itself; status lists them.  The database is\n"
 	    "URL (a libpq conninfo or postgresql:// URI), or else database_url\n"
 	    "from FILE (default %s, which may be absent)\n"
-	    "and CRONVISOR_DATABASE_URL.\n",
+	    "and CRONVISOR_DATABASE_URL.  --database-file PATH reads URL from\n"
+	    "PATH's first line: --database shows in ps to every local user.\n",
 	    CONFIG_PATH);
 }
 
@@ -46,6 +47,7 @@ db_parse(int argc, char **argv, struct db_where *o)
 	while ((c = getopt_long(argc, argv, "d:f:h", opts, NULL)) != -1)
 		switch (c) {
 		case 'd':
+		case 'D':
 		case 'f':
 			db_where_option(o, c, optarg);
 			break;
@@ -64,15 +66,23 @@ db_parse(int argc, char **argv, struct db_where *o)
 void
 db_where_init(struct db_where *w)
 {
-	*w = (struct db_where){NULL, CONFIG_PATH, 0};
+	*w = (struct db_where){NULL, NULL, CONFIG_PATH, 0};
 }
 
-/* Takes option c of DB_WHERE_OPTS (--database or -f) into w. */
+/*
+ * Takes option c of DB_WHERE_OPTS (--database, --database-file or -f)
+ * into w.
+ */
 void
 db_where_option(struct db_where *w, int c, const char *arg)
 {
 	if (c == 'd') {
+		ctl_argv_secret(
+		    "--database", "CRONVISOR_DATABASE_URL or --database-file");
 		w->url = arg;
+	} else if (c == 'D') {
+		w->url = NULL;
+		w->url_file = arg;
 	} else {
 		w->path = arg;
 		w->must_exist = 1;
@@ -81,7 +91,8 @@ db_where_option(struct db_where *w, int c, const char *arg)
 
 /*
  * Connects to the database an operator's command names: w->url
- * (--database) if not NULL, else CRONVISOR_DATABASE_URL, else
+ * (--database, or the first line of --database-file) if not NULL, else
+ * CRONVISOR_DATABASE_URL, else
  * database_url of the configuration file w->path (which must exist if
  * -f named it).  Shared with token.c.  Returns the connection, or NULL
  * after a message on stderr.
@@ -92,10 +103,16 @@ db_connect(const struct db_where *w)
 	struct config cf;
 	struct db *db;
 	char err[CV_ERRLEN * 2];
+	char *file_url = NULL;
 
-	if (w->url != NULL) {
-		if ((db = db_open(w->url, err, sizeof(err))) == NULL)
+	if (w->url_file != NULL &&
+	    (file_url = ctl_read_secret("database URL", w->url_file)) == NULL)
+		return NULL;
+	if (w->url != NULL || file_url != NULL) {
+		if ((db = db_open(file_url ? file_url : w->url, err,
+		         sizeof(err))) == NULL)
 			log_warnx("%s", err);
+		free(file_url);
 		return db;
 	}
 	config_defaults(&cf);

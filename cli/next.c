@@ -76,6 +76,7 @@ req_timing(
     const struct next_req *rq, struct timing *tm, char *err, size_t errlen)
 {
 	int kinds = !!rq->cron + !!rq->every + !!rq->at, g = 0, f = 0;
+	int64_t at_ms = SCHEDULE_UNSET, start_ms = SCHEDULE_UNSET;
 
 	memset(tm, 0, sizeof(*tm));
 	tm->start_at = CV_TIME_MIN;
@@ -103,20 +104,21 @@ req_timing(
 		return log_errbuf(err, errlen,
 		    "start: a one-shot schedule "
 		    "takes no start");
+	/* Instants to the millisecond, as the API keeps them. */
 	if (rq->start &&
-	    timefmt_parse(rq->start, tm->tz, &tm->start_at, err, errlen) == -1)
+	    timefmt_parse_ms(rq->start, tm->tz, &start_ms, err, errlen) == -1)
 		return prefix(err, errlen, "start");
-	if (rq->cron) {
-		tm->kind = SCHED_KIND_CRON;
+	if (rq->at &&
+	    timefmt_parse_ms(rq->at, tm->tz, &at_ms, err, errlen) == -1)
+		return prefix(err, errlen, "at");
+	tm->kind = rq->cron ? SCHED_KIND_CRON
+	    : rq->at        ? SCHED_KIND_ONCE
+	                    : SCHED_KIND_INTERVAL;
+	slot_set_ms(tm, at_ms, start_ms);
+	if (rq->cron)
 		return cron_parse(rq->cron, &tm->cron, err, errlen);
-	}
-	if (rq->at) {
-		tm->kind = SCHED_KIND_ONCE;
-		if (timefmt_parse(rq->at, tm->tz, &tm->at, err, errlen) == -1)
-			return prefix(err, errlen, "at");
+	if (rq->at)
 		return 0;
-	}
-	tm->kind = SCHED_KIND_INTERVAL;
 	if (rq->start == NULL)
 		tm->start_at = rq->from;
 	if (timefmt_duration(rq->every, &tm->interval, err, errlen) == -1)
@@ -136,8 +138,8 @@ print_text(const struct timing *tm, const struct slot *sl)
 
 	if (tm->tz)
 		tz_span_at(tm->tz, sl->at, &sp);
-	timefmt_utc(sl->at, utc, sizeof(utc));
-	timefmt_local(sl->at, tm->tz, local, sizeof(local));
+	timefmt_utc_ms(slot_ms(tm, sl->at), utc, sizeof(utc));
+	timefmt_local_ms(slot_ms(tm, sl->at), tm->tz, local, sizeof(local));
 	days = civil_fdiv(sl->at + sp.offset, 86400);
 	*strchr(local, 'T') = ' ';
 	printf("%s  %s %s %s", utc, wd[civil_weekday(days)], local, sp.abbr);

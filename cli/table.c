@@ -3,9 +3,14 @@
  * a header row (schedules list, runs list, token list) and aligned
  * "key: value" listings (schedules get, runs show).  Everything here
  * prints; nothing here knows which document it prints, so the commands
- * only choose columns.
+ * only choose columns.  Names, descriptions and outputs are the users'
+ * text, so every control character in what is shown is written out
+ * (text_escape(): ESC as \x1b, a carriage return as \r): nothing a user
+ * wrote can move an operator's cursor or drive the terminal.  --json
+ * prints the API's JSON untouched, where JSON's own escapes do the same.
  */
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,18 +39,54 @@ table_width(const char *s)
 	return n;
 }
 
-/* A copy of s with tabs and line ends turned into spaces; fatal on OOM. */
+/*
+ * A copy of s (len bytes, or up to its NUL when len is SIZE_MAX) with
+ * its control characters other than those in keep escaped
+ * (text_escape()); the caller frees it.  Fatal on OOM.
+ */
+static char *
+table_escape(const char *s, size_t len, const char *keep)
+{
+	char *raw = strndup(s, len), *c;
+	size_t n;
+
+	if (raw == NULL)
+		fatal("strndup");
+	n = text_escape(raw, keep, NULL, 0);
+	if ((c = malloc(n + 1)) == NULL)
+		fatal("malloc");
+	text_escape(raw, keep, c, n + 1);
+	free(raw);
+	return c;
+}
+
+/*
+ * A copy of s with tabs and line ends turned into spaces and the other
+ * control characters escaped; fatal on OOM.
+ */
 static char *
 table_cell(const char *s)
 {
-	char *c = strdup(s ? s : "-");
+	char *c = strdup(s ? s : "-"), *e;
 
 	if (c == NULL)
 		fatal("strdup");
 	for (char *p = c; *p; p++)
 		if (*p == '\n' || *p == '\r' || *p == '\t')
 			*p = ' ';
-	return c;
+	e = table_escape(c, SIZE_MAX, NULL);
+	free(c);
+	return e;
+}
+
+/* Prints lead, then s (len bytes at most) with tabs kept, then a newline. */
+static void
+table_put(FILE *fp, const char *lead, const char *s, size_t len)
+{
+	char *e = table_escape(s, len, "\t");
+
+	fprintf(fp, "%s%s\n", lead, e);
+	free(e);
 }
 
 /*
@@ -160,32 +201,31 @@ table_text(const json_t *v, char *buf, size_t len)
 static void
 table_kv_one(const char *key, const json_t *v, int width, FILE *fp)
 {
-	char buf[1024], *s;
+	char buf[1024], lead[160], *s;
 	const json_t *e;
 	size_t i;
 
+	snprintf(lead, sizeof(lead), "%-*s ", width, key);
 	if (json_is_string(v) && strchr(json_string_value(v), '\n')) {
 		fprintf(fp, "%s\n", key);
 		for (const char *p = json_string_value(v); *p;) {
 			size_t n = strcspn(p, "\n");
-			fprintf(fp, "    %.*s\n", (int)n, p);
+			table_put(fp, "    ", p, n);
 			p += n + (p[n] == '\n');
 		}
 	} else if (json_is_array(v) && json_array_size(v) > 0) {
 		fprintf(fp, "%s\n", key);
 		json_array_foreach(v, i, e)
 		{
-			fprintf(
-			    fp, "    %s\n", table_text(e, buf, sizeof(buf)));
+			table_put(fp, "    ", table_text(e, buf, sizeof(buf)),
+			    SIZE_MAX);
 		}
 	} else if (json_is_object(v) || json_is_array(v)) {
 		s = json_dumps(v, JSON_COMPACT);
-		fprintf(fp, "%-*s %s\n", width, key, s ? s : "?");
+		table_put(fp, lead, s ? s : "?", SIZE_MAX);
 		free(s);
-	} else {
-		fprintf(fp, "%-*s %s\n", width, key,
-		    table_text(v, buf, sizeof(buf)));
-	}
+	} else
+		table_put(fp, lead, table_text(v, buf, sizeof(buf)), SIZE_MAX);
 }
 
 /*

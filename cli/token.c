@@ -47,7 +47,8 @@ token_usage(FILE *fp)
 	    "them.  list shows the tokens (never the token itself), revoke\n"
 	    "stops one from working.  The database is URL, or else\n"
 	    "CRONVISOR_DATABASE_URL, or else database_url of FILE (default\n"
-	    "%s).\n",
+	    "%s).  --database-file PATH reads URL from PATH's\n"
+	    "first line: --database shows in ps to every local user.\n",
 	    CONFIG_PATH);
 }
 
@@ -282,6 +283,7 @@ token_parse(int argc, char **argv, struct token_opts *o)
 			o->note = optarg;
 			break;
 		case 'd':
+		case 'D':
 		case 'f':
 			db_where_option(&o->where, c, optarg);
 			break;

@@ -36,11 +36,14 @@
 enum config_type {
 	CONFIG_TYPE_STRING,   /* char *, length 0..max bytes */
 	CONFIG_TYPE_CONNINFO, /* char *, like STRING; passwords masked */
+	CONFIG_TYPE_SECRET,   /* char *, like STRING; printed masked */
 	CONFIG_TYPE_INT,      /* int64_t, decimal, min..max */
 	CONFIG_TYPE_LEVEL,    /* enum log_level, by name */
 	CONFIG_TYPE_LISTEN,   /* char *, unix:/path or loopback:port min..max */
 	CONFIG_TYPE_MODE,     /* char *, octal permission bits min..max */
 	CONFIG_TYPE_HOSTS,    /* char *, a host list (hostlist.c), <= max */
+	CONFIG_TYPE_USER,     /* char *, a user name or "" (runuser.c) */
+	CONFIG_TYPE_USERS,    /* char *, owner:user,… (runuser.c), <= max */
 };
 
 struct config_key {
@@ -79,6 +82,8 @@ static const struct config_key config_keys[] = {
         "Redis server of redis targets that name none"),
     CONFIG_KEY_STR(receiver_url, CONFIG_URL_MAX, "",
         "where schedules without a target POST their event; \"\" = none"),
+    CONFIG_KEY(receiver_secret, char *, CONFIG_TYPE_SECRET, 0, 1024, "",
+        "HMAC-SHA256 key signing the receiver's events; \"\" = unsigned"),
     CONFIG_KEY_STR(supervisor_name, 255, "",
         "this supervisor's name in runs and heartbeats; \"\" = host name"),
     CONFIG_KEY(log_level, enum log_level, CONFIG_TYPE_LEVEL, 0, 0, "info",
@@ -121,13 +126,20 @@ static const struct config_key config_keys[] = {
     CONFIG_KEY_INT(api_threads, 1, 1024, "8", "FastCGI worker threads"),
     CONFIG_KEY_INT(api_max_body_bytes, 1024, 67108864, "1048576",
         "largest request body the API accepts"),
+    CONFIG_KEY_INT(api_io_timeout_seconds, 1, 3600, "10",
+        "longest wait for one read or write on a FastCGI connection"),
     CONFIG_KEY(http_allow_hosts, char *, CONFIG_TYPE_HOSTS, 0, CONFIG_HOSTS_MAX,
         "", "hosts HTTP targets may reach; \"\" = any"),
     CONFIG_KEY(http_deny_hosts, char *, CONFIG_TYPE_HOSTS, 0, CONFIG_HOSTS_MAX,
-        "169.254.0.0/16,fe80::/10,fd00:ec2::254",
+        "169.254.0.0/16,fe80::/10,fd00:ec2::254,100.100.100.200,0.0.0.0/8,::",
         "hosts HTTP targets may never reach; wins over allow"),
     CONFIG_KEY_INT(http_max_redirects, 0, 20, "0",
         "redirects an HTTP target follows, each hop checked"),
+    CONFIG_KEY(run_users, char *, CONFIG_TYPE_USERS, 0, CONFIG_HOSTS_MAX, "",
+        "owner:user,... the Unix user each owner's runs run as; never root"),
+    CONFIG_KEY(run_user_default, char *, CONFIG_TYPE_USER, 0, RUNUSER_NAME_MAX,
+        "cronvisor-run",
+        "the user of owners run_users omits; \"\" = none: no exec targets"),
     CONFIG_KEY_INT(owner_max_running, 0, 100000, "0",
         "runs in flight of one owner; 0 = half of max_concurrent_runs"),
     CONFIG_KEY_INT(owner_max_schedules, 0, 100000000, "10000",
@@ -390,12 +402,20 @@ config_set(struct config *cf, const struct config_key *k, const char *v,
 		if (config_check_mode(k, v, why, whylen) == -1)
 			return -1;
 		break;
+	case CONFIG_TYPE_USER:
+	case CONFIG_TYPE_USERS:
+		if (runuser_check(
+		        v, k->type == CONFIG_TYPE_USERS, why, whylen) == -1)
+			return -1;
+		/* FALLTHROUGH */
 	case CONFIG_TYPE_HOSTS:
-		if (config_check_hosts(v, why, whylen) == -1)
+		if (k->type == CONFIG_TYPE_HOSTS &&
+		    config_check_hosts(v, why, whylen) == -1)
 			return -1;
 		/* FALLTHROUGH */
 	case CONFIG_TYPE_STRING:
 	case CONFIG_TYPE_CONNINFO:
+	case CONFIG_TYPE_SECRET:
 		if (strlen(v) > (size_t)k->max) {
 			snprintf(why, whylen, "longer than %" PRId64 " bytes",
 			    k->max);
@@ -856,12 +876,14 @@ config_mask_uri(const char *s, FILE *m)
 }
 
 /*
- * Returns a copy of database_url s, to be freed, with passwords replaced
- * by CONFIG_MASK; NULL if memory ran out.  Text that is neither a URI nor
- * a conninfo is masked whole if it mentions a password.
+ * Returns a copy of database_url s (conninfo 1) or of another URL (0:
+ * receiver_url, redis_url, any scheme with "://"), to be freed, with
+ * passwords replaced by CONFIG_MASK; NULL if memory ran out.  Text that
+ * is neither a URI nor a conninfo is masked whole if it mentions a
+ * password.
  */
 static char *
-config_mask(const char *s)
+config_mask(const char *s, int conninfo)
 {
 	char *out = NULL;
 	size_t len;
@@ -870,7 +892,7 @@ config_mask(const char *s)
 
 	if ((m = open_memstream(&out, &len)) == NULL)
 		return NULL;
-	if (config_is_uri(s))
+	if (!conninfo || config_is_uri(s))
 		config_mask_uri(s, m);
 	else if (config_mask_conninfo(s, NULL) == 0)
 		config_mask_conninfo(s, m);
@@ -885,9 +907,28 @@ config_mask(const char *s)
 }
 
 /*
+ * Whether a key holds a secret as a whole: its name ends in "_secret",
+ * "_token" or "_password" (receiver_secret and the like).
+ */
+static int
+config_key_secret(const char *name)
+{
+	static const char *const ends[] = {"_secret", "_token", "_password"};
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		if (n > strlen(ends[i]) &&
+		    strcmp(name + n - strlen(ends[i]), ends[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
  * Prints one string setting, quoted if parsing it unquoted would not give
  * it back: empty, blanks at either end, or a '#' or '"' inside.  A
- * database_url is printed with its passwords masked.
+ * database_url and every URL (receiver_url, redis_url) are printed with
+ * their passwords masked, a secret key (config_key_secret()) masked
+ * whole.
  */
 static void
 config_print_string(FILE *fp, const struct config_key *k, const char *v)
@@ -902,8 +943,12 @@ config_print_string(FILE *fp, const struct config_key *k, const char *v)
 	 * one that would no longer fit the key's limit is masked whole, so
 	 * that the output always parses.
 	 */
-	if (k->type == CONFIG_TYPE_CONNINFO &&
-	    ((masked = config_mask(v)) == NULL ||
+	if ((k->type == CONFIG_TYPE_SECRET || config_key_secret(k->name)) &&
+	    v[0] != '\0')
+		v = CONFIG_MASK;
+	else if ((k->type == CONFIG_TYPE_CONNINFO || strstr(v, "://")) &&
+	    ((masked = config_mask(v, k->type == CONFIG_TYPE_CONNINFO)) ==
+	            NULL ||
 	        strlen(masked) > (size_t)k->max))
 		v = CONFIG_MASK;
 	else if (masked != NULL)
@@ -929,15 +974,16 @@ config_print_string(FILE *fp, const struct config_key *k, const char *v)
 /*
  * Prints the configuration as a file config_parse() reads back to the same
  * settings: a comment line, then one `key = value` line per key in table
- * order.  Passwords in database_url are printed as "***", as the comment
- * says, so that the output can be shown and pasted safely.
+ * order.  Passwords in database_url and the other URLs, and secret keys,
+ * are printed as "***", as the comment says, so that the output can be
+ * shown and pasted safely.
  */
 void
 config_print(const struct config *cf, FILE *fp)
 {
 	fprintf(fp,
-	    "# cronvisor configuration in effect; passwords in "
-	    "database_url are shown as %s\n",
+	    "# cronvisor configuration in effect; passwords and "
+	    "credentials are shown as %s\n",
 	    CONFIG_MASK);
 	for (const struct config_key *k = config_keys;
 	     k < config_keys + CONFIG_NKEYS; k++) {

@@ -190,16 +190,19 @@ value_parse(const struct ctx *cx, struct span t, int *out)
 
 /*
  * Reads the part of an element before any '/': "*", "N" or "A-B", into
- * [*lo, *hi]; *single says it was a lone value.  A day-of-week range that
- * ends in 0 (SUN) runs through Sunday (7), as in cronie; every other
- * reversed range is an error.  Two quirks of cronie's get_range() are not
- * copied, because the rules say ranges never wrap and 0 at the end means
- * through Sunday: cronie turns an end of 0 into 7 in every field, so that
- * "5-0" in minute means 5-7 and "30-0" matches nothing, and it does so only
- * when no step follows, so that "1-0/2" in day-of-week matches nothing.
+ * [*lo, *hi]; *single says it was a lone value.  el is the whole element,
+ * h and any "/S" after it.
+ * A day-of-week range that ends in 0 (SUN) runs through Sunday (7), as in
+ * cronie, but only without a step: cronie turns the end into 7 only when no
+ * step follows, so "1-0/2" or "FRI-SUN/2" sets no day there and never fires;
+ * such a range is an error here, as is every other reversed range.  One
+ * quirk of cronie's get_range() is not copied, because the rules say ranges
+ * never wrap: cronie turns an end of 0 into 7 in every field, so that "5-0"
+ * in minute means 5-7 and "30-0" matches nothing.
  */
 static int
-head_parse(const struct ctx *cx, struct span h, int *lo, int *hi, int *single)
+head_parse(const struct ctx *cx, struct span h, struct span el, int *lo,
+    int *hi, int *single)
 {
 	const char *dash = memchr(h.s, '-', h.n);
 	struct span a, b;
@@ -225,6 +228,11 @@ head_parse(const struct ctx *cx, struct span h, int *lo, int *hi, int *single)
 		return field_fail(cx, "malformed range %.*s", (int)h.n, h.s);
 	if (value_parse(cx, a, lo) == -1 || value_parse(cx, b, hi) == -1)
 		return -1;
+	if (*lo > *hi && *hi == 0 && cx->f->sunday_end && el.n > h.n)
+		return field_fail(cx,
+		    "%.*s never fires: with a step, cron does not read an "
+		    "end of 0 or SUN as Sunday (write 7 instead)",
+		    (int)el.n, el.s);
 	if (*lo > *hi && *hi == 0 && cx->f->sunday_end)
 		*hi = 7;
 	if (*lo > *hi)
@@ -277,7 +285,7 @@ element_parse(const struct ctx *cx, struct span el, uint64_t *bits)
 			    (int)el.n, el.s);
 	if ((slash = memchr(el.s, '/', el.n)) != NULL)
 		head.n = (size_t)(slash - el.s);
-	if (head_parse(cx, head, &lo, &hi, &single) == -1)
+	if (head_parse(cx, head, el, &lo, &hi, &single) == -1)
 		return -1;
 	if (slash != NULL) {
 		if (single)

@@ -9,6 +9,12 @@
  * the same count read on a zone's clock: the seconds from 1970-01-01 00:00
  * local time to the local date and time, so that gmtime_r() and timegm() turn
  * wall times into broken-down local dates and back without any zone.
+ * The instants a user gives (a once schedule's `at`, `start_at`) keep their
+ * milliseconds: the documents hold them in epoch ms, and a timing carries
+ * them as whole seconds plus `ms`, the part after the second that every
+ * slot of the schedule shares (slot_set_ms(), slot_ms()), so that the slot
+ * arithmetic stays in seconds and only the edges (the database, the timer,
+ * the runner's wait) add the milliseconds.
  */
 #ifndef CRONVISOR_H
 #define CRONVISOR_H
@@ -51,6 +57,7 @@ int log_errbuf(char *err, size_t errlen, const char *fmt, ...) CV_PRINTF(3, 4);
 /* text.c: UTF-8 as PostgreSQL takes it. */
 size_t utf8_len(const unsigned char *p, size_t left);
 int utf8_valid(const char *s, size_t len);
+size_t text_escape(const char *s, const char *keep, char *out, size_t outlen);
 
 /* io.c: EINTR and short-transfer loops, in one place. */
 ssize_t io_read(int fd, void *buf, size_t len);
@@ -129,6 +136,7 @@ struct timing {
 	int64_t interval;     /* INTERVAL: seconds between slots, > 0 */
 	int64_t start_at;     /* INTERVAL: anchor; all: no slot before it */
 	int64_t at;           /* ONCE: the instant */
+	int ms;               /* ms after each slot's second (slot_set_ms()) */
 	struct cron cron;     /* CRON: the expression */
 	const struct tz *tz;  /* CRON and previews: the zone (NULL = UTC) */
 	enum dst_gap gap;     /* CRON: spring-forward rule */
@@ -169,6 +177,8 @@ struct slot_plan {
 	int64_t next;                /* first slot after now, or CV_NEVER */
 	int exact;                   /* 0: missed is a lower bound (huge gap) */
 };
+void slot_set_ms(struct timing *tm, int64_t at_ms, int64_t start_ms);
+int64_t slot_ms(const struct timing *tm, int64_t slot);
 int slot_next(const struct timing *tm, int64_t after, struct slot *out);
 int64_t slot_jitter(
     const char *id, int64_t slot, int64_t next_slot, int64_t jitter);
@@ -289,6 +299,12 @@ int result_reader_feed(struct result_reader *rd, const unsigned char *data,
     size_t len, size_t *used, struct result *out, char *err, size_t errlen);
 int result_reader_eof(struct result_reader *rd, char *err, size_t errlen);
 
+/* runuser.c: the Unix user of an owner's runs. */
+#define RUNUSER_NAME_MAX 32 /* bytes of a user name */
+int runuser_check(const char *v, int pairs, char *why, size_t whylen);
+const char *runuser_for(const char *users, const char *def, const char *owner,
+    char *buf, size_t len);
+
 /* hostlist.c: allow and deny lists of HTTP hosts, names and CIDR blocks. */
 struct hostlist_entry;
 struct hostlist {
@@ -307,7 +323,23 @@ int hostlist_match(const struct hostlist *hl, const char *host, const char *ip);
 enum hostlist_verdict hostlist_check(const struct hostlist *allow,
     const struct hostlist *deny, const char *host, const char *ip);
 int hostlist_url_host(const char *url, char *host, size_t len);
+int hostlist_canon(const char *host, char *out, size_t len);
+int hostlist_url_canon(const char *url, char *out, size_t len);
 const char *hostlist_verdict_text(enum hostlist_verdict v);
+
+/* receiver.c: the receiver's URL kept from tenants, and its signatures. */
+struct receiver_url {
+	char host[256]; /* one spelling per address (receiver.c) */
+	int port;       /* the scheme's when none is written */
+	char path[1024]; /* decoded, dot segments removed, "/" at least */
+};
+#define RECEIVER_SIG_LEN 96 /* "t=<time>,v1=<64 hex>" and its NUL */
+int receiver_url_parse(const char *url, struct receiver_url *u);
+int receiver_url_reaches(const struct receiver_url *r,
+    const struct receiver_url *u, const char *const *r_ips, const char *ip);
+int receiver_reaches(const char *receiver, const char *url);
+int receiver_sign(const char *secret, int64_t t, const char *body, size_t len,
+    char *out, size_t outlen);
 
 /* config.c: /etc/cronvisor/cronvisor.conf and its environment overrides. */
 #define CONFIG_PATH "/etc/cronvisor/cronvisor.conf"
@@ -315,6 +347,7 @@ struct config {
 	char *database_url;          /* libpq conninfo or URI */
 	char *redis_url;             /* redis target default server */
 	char *receiver_url;          /* where target-less schedules POST */
+	char *receiver_secret;       /* signs the receiver's events, "" = no */
 	char *supervisor_name;       /* this supervisor's name, "" = host */
 	enum log_level log_level;    /* how much to log */
 	int64_t max_concurrent_runs; /* runs in flight per supervisor */
@@ -336,9 +369,12 @@ struct config {
 	char *api_socket_group;          /* group of the API socket, "" = own */
 	int64_t api_threads;             /* FastCGI worker threads */
 	int64_t api_max_body_bytes;      /* largest request body accepted */
+	int64_t api_io_timeout_seconds;  /* one FastCGI read or write, at most */
 	char *http_allow_hosts;          /* hostlist.c: "" = any host */
 	char *http_deny_hosts;           /* hostlist.c: refused, wins */
 	int64_t http_max_redirects;      /* redirects an HTTP target follows */
+	char *run_users;                 /* runuser.c: owner:user,… */
+	char *run_user_default; /* runuser.c: other owners, "" = none */
 	int64_t owner_max_running;       /* an owner's runs in flight, 0: half */
 	int64_t owner_max_schedules;     /* an owner's schedules, 0: any */
 	int64_t owner_max_triggers_per_minute; /* non-admins; 0: any */
@@ -421,7 +457,11 @@ int migrate_status(struct db *db, struct migrate_entry **out, size_t *n,
 /* timefmt.c: RFC 3339 instants and durations, in and out. */
 int timefmt_utc(int64_t t, char *buf, size_t len);
 int timefmt_local(int64_t t, const struct tz *tz, char *buf, size_t len);
+int timefmt_utc_ms(int64_t ms, char *buf, size_t len);
+int timefmt_local_ms(int64_t ms, const struct tz *tz, char *buf, size_t len);
 int timefmt_parse(
+    const char *s, const struct tz *tz, int64_t *out, char *err, size_t errlen);
+int timefmt_parse_ms(
     const char *s, const struct tz *tz, int64_t *out, char *err, size_t errlen);
 int timefmt_duration(const char *s, int64_t *out, char *err, size_t errlen);
 
@@ -494,8 +534,8 @@ struct schedule_doc {
 	int anchor_completion;         /* INTERVAL: 1 = fixed delay */
 	char *cron;                    /* CRON: the expression, else NULL */
 	char *timezone;                /* IANA zone name, "UTC" */
-	int64_t at;                    /* ONCE: the instant, else UNSET */
-	int64_t start_at;              /* no slot before it, or UNSET */
+	int64_t at;                    /* ONCE: the instant (ms), else UNSET */
+	int64_t start_at;              /* no slot before it (ms), or UNSET */
 	int64_t total_repeats;         /* >= 0, 0 = forever */
 	int64_t max_retries;           /* 0-1000, 3 */
 	enum backoff backoff;          /* exponential */
@@ -537,6 +577,8 @@ int schedule_patch(struct schedule_doc *d, const char *json, size_t len,
 int schedule_from_row(
     struct json_t *row, struct schedule_doc *out, struct schedule_error *e);
 int schedule_equal(const struct schedule_doc *a, const struct schedule_doc *b);
+int schedule_json_storable(
+    struct json_t *v, const char *field, struct schedule_error *e);
 int schedule_timing(
     const struct schedule_doc *d, struct timing *tm, char *err, size_t errlen);
 int schedule_first_slot(

@@ -11,6 +11,15 @@
  * form, IPv4 as ::ffff:a.b.c.d, so that an IPv4-mapped IPv6 address can
  * never slip past an IPv4 entry.
  *
+ * A URL's host is read the way libcurl and the C library will read it
+ * (hostlist_host_addr()): an IPv4 address in any numeric spelling that
+ * inet_aton() takes (`2852039166`, `0xa9fea9fe`, `0251.0376.0251.0376`,
+ * `169.254.43518`), with or without one trailing dot, is that address,
+ * and an IPv6 literal's zone is ignored.  An IPv6 address that embeds an
+ * IPv4 one (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`,
+ * NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) matches the entries of its IPv4
+ * address as well as its own.
+ *
  * The matching is pure: the runner (runner/http.c) calls it before a
  * request and again from libcurl's socket callbacks with the address it
  * is about to connect to, so that DNS cannot smuggle a denied address
@@ -77,6 +86,127 @@ hostlist_addr(const char *s, size_t len, unsigned char out[16], int *is_v4)
 		return 0;
 	}
 	return -1;
+}
+
+/* The value of hex digit c, or 16 if it is none. */
+static int
+hostlist_xdigit(unsigned char c)
+{
+	if (isdigit(c))
+		return c - '0';
+	if (isxdigit(c))
+		return tolower(c) - 'a' + 10;
+	return 16;
+}
+
+/*
+ * Reads an IPv4 address in the numeric forms inet_aton() and libcurl
+ * take: one to four parts separated by dots, each decimal, octal (a
+ * leading 0) or hexadecimal (0x), the last part filling the bytes that
+ * are left ("a" is 32 bits, "a.b" 8.24, "a.b.c" 8.8.16), and one
+ * trailing dot allowed.  Writes the address in network order; returns
+ * 0, or -1 if s (len bytes) is not such an address.
+ */
+static int
+hostlist_v4_numeric(const char *s, size_t len, unsigned char out[4])
+{
+	unsigned long part[4], v = 0;
+	size_t i = 0;
+	int n = 0;
+
+	if (len > 0 && s[len - 1] == '.')
+		len--;
+	for (;;) {
+		unsigned long x = 0;
+		int base = 10, d;
+		size_t digits = 0;
+
+		if (i >= len || !isdigit((unsigned char)s[i]) || n == 4)
+			return -1;
+		if (s[i] == '0' && i + 1 < len && (s[i + 1] | 0x20) == 'x') {
+			base = 16;
+			i += 2;
+		} else if (s[i] == '0')
+			base = 8;
+		for (; i < len && s[i] != '.'; i++, digits++) {
+			if ((d = hostlist_xdigit((unsigned char)s[i])) >= base)
+				return -1;
+			if ((x = x * (unsigned long)base + (unsigned long)d) >
+			    0xffffffffUL)
+				return -1;
+		}
+		if (digits == 0)
+			return -1;
+		part[n++] = x;
+		if (i++ == len)
+			break;
+	}
+	if (part[n - 1] > (0xffffffffUL >> (8 * (n - 1))))
+		return -1;
+	for (int k = 0; k < n - 1; k++) {
+		if (part[k] > 0xff)
+			return -1;
+		v |= part[k] << (24 - 8 * k);
+	}
+	v |= part[n - 1];
+	for (int k = 0; k < 4; k++)
+		out[k] = (unsigned char)(v >> (24 - 8 * k));
+	return 0;
+}
+
+/*
+ * Reads a URL's host, or an address connected to, of len bytes, as the
+ * address libcurl will connect to: an IPv6 literal (brackets optional,
+ * a zone after '%' ignored) or an IPv4 address in any numeric form of
+ * hostlist_v4_numeric().  Returns 0 with its 16-byte form, or -1 if s
+ * is no address (a name, or nothing valid).
+ */
+static int
+hostlist_host_addr(const char *s, size_t len, unsigned char out[16])
+{
+	const char *pct;
+	int is_v4;
+
+	if (hostlist_v4_numeric(s, len, out + 12) == 0) {
+		memcpy(out, hostlist_v4mapped, 12);
+		return 0;
+	}
+	if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+		s++;
+		len -= 2;
+	}
+	if ((pct = memchr(s, '%', len)) != NULL)
+		len = (size_t)(pct - s);
+	if (memchr(s, ':', len) == NULL)
+		return -1; /* an IPv4 form refused above */
+	return hostlist_addr(s, len, out, &is_v4);
+}
+
+/*
+ * The IPv4 address that IPv6 address a embeds, IPv4-mapped, in out:
+ * that of an IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96, but
+ * not ::, ::1 and the rest of ::/104), NAT64 (64:ff9b::/96) or 6to4
+ * (2002::/16) address, each of which can carry a request to that IPv4
+ * address.  Returns 1, or 0 if a embeds none.
+ */
+static int
+hostlist_embedded_v4(const unsigned char a[16], unsigned char out[16])
+{
+	static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b};
+	static const unsigned char zero[12];
+	const unsigned char *v4;
+
+	if (memcmp(a, hostlist_v4mapped, 12) == 0 ||
+	    memcmp(a, nat64, 12) == 0 ||
+	    (memcmp(a, zero, 12) == 0 && a[12] != 0))
+		v4 = a + 12;
+	else if (a[0] == 0x20 && a[1] == 0x02)
+		v4 = a + 2;
+	else
+		return 0;
+	memcpy(out, hostlist_v4mapped, 12);
+	memcpy(out + 12, v4, 4);
+	return 1;
 }
 
 /* Whether the first prefix bits of a and b are equal. */
@@ -265,13 +395,22 @@ hostlist_clear(struct hostlist *hl)
 	memset(hl, 0, sizeof(*hl));
 }
 
-/* Whether address a (16-byte form) is in one of hl's blocks. */
+/*
+ * Whether address a (16-byte form), or the IPv4 address it embeds, is in
+ * one of hl's blocks.
+ */
 static int
 hostlist_has_addr(const struct hostlist *hl, const unsigned char a[16])
 {
+	unsigned char v4[16];
+	int embeds = hostlist_embedded_v4(a, v4);
+
 	for (size_t i = 0; i < hl->n; i++)
 		if (hl->e[i].kind == HOSTLIST_NET &&
-		    hostlist_prefix_eq(hl->e[i].addr, a, hl->e[i].prefix))
+		    (hostlist_prefix_eq(hl->e[i].addr, a, hl->e[i].prefix) ||
+		        (embeds &&
+		            hostlist_prefix_eq(
+		                hl->e[i].addr, v4, hl->e[i].prefix))))
 			return 1;
 	return 0;
 }
@@ -316,17 +455,16 @@ hostlist_match(const struct hostlist *hl, const char *host, const char *ip)
 {
 	char name[HOSTLIST_NAME_MAX + 2];
 	unsigned char a[16];
-	int is_v4;
 
 	if (host != NULL) {
-		if (hostlist_addr(host, strlen(host), a, &is_v4) == 0) {
+		if (hostlist_host_addr(host, strlen(host), a) == 0) {
 			if (hostlist_has_addr(hl, a))
 				return 1;
 		} else if (hostlist_name(host, strlen(host), name) == 0 &&
 		    hostlist_has_name(hl, name))
 			return 1;
 	}
-	return ip != NULL && hostlist_addr(ip, strlen(ip), a, &is_v4) == 0 &&
+	return ip != NULL && hostlist_host_addr(ip, strlen(ip), a) == 0 &&
 	    hostlist_has_addr(hl, a);
 }
 
@@ -337,23 +475,22 @@ hostlist_match(const struct hostlist *hl, const char *host, const char *ip)
  * everything; otherwise the host or the address must be on it.  Before
  * resolution (ip NULL) a name that is not on allow is still HOSTLIST_OK
  * when allow has address blocks, as its address may be in one of them:
- * the check with the address decides.  A host that is not a valid name
- * or address (an IPv4 address in a form inet_pton refuses, "0x7f.1") is
- * never allowed by a name, only by its address.
+ * the check with the address decides.  A host that is an address in
+ * any spelling ("0x7f.1") is never allowed by a name, only by its
+ * address.
  */
 enum hostlist_verdict
 hostlist_check(const struct hostlist *allow, const struct hostlist *deny,
     const char *host, const char *ip)
 {
 	unsigned char a[16];
-	int is_v4;
 
 	if (hostlist_match(deny, host, ip))
 		return HOSTLIST_DENIED;
 	if (allow->n == 0 || hostlist_match(allow, host, ip))
 		return HOSTLIST_OK;
 	if (ip == NULL && host != NULL && hostlist_has_nets(allow) &&
-	    hostlist_addr(host, strlen(host), a, &is_v4) == -1)
+	    hostlist_host_addr(host, strlen(host), a) == -1)
 		return HOSTLIST_OK;
 	return HOSTLIST_NOT_ALLOWED;
 }
@@ -400,6 +537,53 @@ hostlist_url_host(const char *url, char *host, size_t len)
 	}
 	host[o] = '\0';
 	return o == 0 ? -1 : 0;
+}
+
+/*
+ * Writes the canonical form of host (a URL's host as hostlist_url_host()
+ * gives it) into out (len bytes): an address in any spelling as libcurl
+ * will connect to it, IPv4 and IPv4-mapped IPv6 as "a.b.c.d", other IPv6
+ * as "[inet_ntop form]" without a zone; a name in lower case without its
+ * trailing dot.  Two hosts whose canonical forms are equal reach the same
+ * place; compare them to tell whether a URL points at a given host
+ * whatever its spelling.  Returns 0, or -1 if host is neither an address
+ * nor a valid name, or out is too small.
+ */
+int
+hostlist_canon(const char *host, char *out, size_t len)
+{
+	char name[HOSTLIST_NAME_MAX + 2], text[INET6_ADDRSTRLEN];
+	unsigned char a[16];
+	int n;
+
+	if (hostlist_host_addr(host, strlen(host), a) == 0) {
+		if (memcmp(a, hostlist_v4mapped, 12) == 0)
+			n = snprintf(out, len, "%u.%u.%u.%u", a[12], a[13],
+			    a[14], a[15]);
+		else if (inet_ntop(AF_INET6, a, text, sizeof(text)) != NULL)
+			n = snprintf(out, len, "[%s]", text);
+		else
+			return -1;
+	} else if (hostlist_name(host, strlen(host), name) == 0)
+		n = snprintf(out, len, "%s", name);
+	else
+		return -1;
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/*
+ * The canonical host (hostlist_canon()) of an http:// or https:// URL in
+ * out (len bytes).  Returns 0, or -1 if url has no host that is an
+ * address or a valid name, or out is too small.
+ */
+int
+hostlist_url_canon(const char *url, char *out, size_t len)
+{
+	char host[HOSTLIST_NAME_MAX + 64];
+
+	if (hostlist_url_host(url, host, sizeof(host)) == -1)
+		return -1;
+	return hostlist_canon(host, out, len);
 }
 
 /* A message for a refused host: "host "x" is denied by http_deny_hosts". */

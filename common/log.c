@@ -5,6 +5,10 @@
  * such as `run sched-1a2b3c4d-n5-rc0 schedule "backup"` so that every line
  * logged while it handles that run names it.  log_warn() appends
  * strerror(errno), log_warnx() does not; fatal() and fatalx() log and exit.
+ * Messages carry names and outputs that users chose, so every control
+ * character in a message or a prefix is written out (text_escape(): a
+ * newline as \n, ESC as \x1b): one call is always one line, and nothing
+ * a user wrote can forge a line or reach an operator's terminal raw.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -66,11 +70,12 @@ log_level_name(enum log_level level)
 
 /*
  * Sets this thread's prefix (printf-style); NULL or "" clears it.  The
- * prefix is cut at 159 bytes.
+ * prefix is cut at 159 bytes, after its control characters are escaped.
  */
 void
 log_prefix(const char *fmt, ...)
 {
+	char raw[sizeof(log_pfx)];
 	va_list ap;
 
 	if (fmt == NULL || fmt[0] == '\0') {
@@ -78,8 +83,9 @@ log_prefix(const char *fmt, ...)
 		return;
 	}
 	va_start(ap, fmt);
-	vsnprintf(log_pfx, sizeof(log_pfx), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	text_escape(raw, NULL, log_pfx, sizeof(log_pfx));
 }
 
 /*
@@ -91,11 +97,12 @@ static void CV_PRINTF(3, 0)
     log_vemit(enum log_level level, int errnum, const char *fmt, va_list ap)
 {
 	int saved = errno;
-	char msg[2048];
+	char raw[2048], msg[2048];
 
 	if (level > log_current)
 		return;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	text_escape(raw, NULL, msg, sizeof(msg));
 	fprintf(stderr, "%s: %s%s%s%s%s\n", log_progname, log_pfx,
 	    log_pfx[0] ? ": " : "", msg, errnum >= 0 ? ": " : "",
 	    errnum >= 0 ? strerror(errnum) : "");

@@ -12,6 +12,7 @@
  */
 #include <ctype.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@
 #define PAYLOAD_DEPTH_MAX 32         /* nesting allowed in payload and body */
 #define LIMIT_MAX         2147483647 /* largest resource limit */
 #define TEXT_ID_MAX       255        /* workflow_id, trigger_node_id */
+#define REAL_STORED_MAX   1e17       /* reals from here come back integers */
+#define INT64_BEYOND      9223372036854775808.0 /* 2^63: no int64 */
 
 enum ftype {
 	FT_TEXT,    /* a string; null: the default string or NULL */
@@ -234,25 +237,94 @@ depth_ok(json_t *v, int max)
 }
 
 /*
- * Parses a strict RFC 3339 instant: YYYY-MM-DDTHH:MM:SS, optional
- * fraction (dropped: the schedules work in whole seconds), then Z or
- * +HH:MM/-HH:MM.  timefmt_parse() also takes forms people type ("@epoch",
- * bare dates, no offset); the API document does not.
+ * The first number of v (path: its place, len bytes, the first at in
+ * use) that does not come back from the schedules row as jansson read it,
+ * or 0.  A value reaches PostgreSQL as jansson writes it (%.17g: exact
+ * for every double) and comes back as numeric_out() prints it: in plain
+ * digits, never with an exponent.  jansson writes a real of 1e17 or more
+ * with an exponent ("1e19"), so it comes back an integer: beyond int64
+ * (then jansson cannot read the row at all: the list, the PATCH and the
+ * run of the schedule fail) or of another type.  -0.0 comes back 0.
+ * Integers are int64 both ways.  With beyond set, only numbers of 2^63
+ * or more are reported (a body read with JSON_DECODE_INT_AS_REAL, to
+ * find the integer that jansson found too big).
+ */
+static int
+unstorable(json_t *v, char *path, size_t len, size_t at, int beyond)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+	double r;
+
+	if (at >= len)
+		at = len - 1;
+	if (json_is_real(v)) {
+		r = json_real_value(v);
+		return beyond ? r >= INT64_BEYOND || r < -INT64_BEYOND
+		              : fabs(r) >= REAL_STORED_MAX || (r == 0 && signbit(r));
+	}
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+		{
+			snprintf(path + at, len - at, "[%zu]", i);
+			if (unstorable(x, path, len, at + strlen(path + at), beyond))
+				return 1;
+		}
+	} else if (json_is_object(v)) {
+		json_object_foreach(v, k, x)
+		{
+			snprintf(path + at, len - at, ".%s", k);
+			if (unstorable(x, path, len, at + strlen(path + at), beyond))
+				return 1;
+		}
+	}
+	path[at] = '\0';
+	return 0;
+}
+
+/*
+ * Checks that the JSON value v of field (a dotted path, "" for a whole
+ * body) survives the round trip through PostgreSQL's jsonb and back
+ * through jansson: every number comes back the same number of the same
+ * type.  Returns 0, or -1 with *e naming the first number that would not
+ * (400: "trigger_payload.x", "target.body.list[2]").
+ */
+int
+schedule_json_storable(
+    struct json_t *v, const char *field, struct schedule_error *e)
+{
+	char path[sizeof(e->field)];
+
+	snprintf(path, sizeof(path), "%s", field);
+	if (!unstorable(v, path, sizeof(path), strlen(path), 0))
+		return 0;
+	return fail(e, "invalid_field", path[0] == '.' ? path + 1 : path,
+	    "this number would not come back as it was given (a real of "
+	    "1e17 or more comes back from storage as an integer, one beyond "
+	    "64 bits cannot be read back at all, -0.0 comes back 0): give an "
+	    "integer from -9223372036854775808 to 9223372036854775807, a "
+	    "smaller real, or a string");
+}
+
+/*
+ * Parses a strict RFC 3339 instant into epoch milliseconds:
+ * YYYY-MM-DDTHH:MM:SS, an optional fraction of one to three digits (kept;
+ * a finer one is refused, not cut), then Z or +HH:MM/-HH:MM.
+ * timefmt_parse_ms() also takes forms people type ("@epoch", bare dates,
+ * no offset); the API document does not.
  */
 static int
 parse_time(const char *s, int64_t *out, char *err, size_t errlen)
 {
 	static const char shape[] = "dddd-dd-ddTdd:dd:dd";
-	char buf[40];
-	size_t i, n;
+	size_t i;
 
 	for (i = 0; shape[i]; i++)
 		if (shape[i] == 'd' ? !isdigit((unsigned char)s[i])
 		                    : s[i] != shape[i])
 			return log_errbuf(err, errlen,
 			    "\"%.40s\" is not an RFC 3339 time", s);
-	memcpy(buf, s, i);
-	n = i;
 	if (s[i] == '.') {
 		for (i++; isdigit((unsigned char)s[i]); i++)
 			;
@@ -267,8 +339,7 @@ parse_time(const char *s, int64_t *out, char *err, size_t errlen)
 	        isdigit((unsigned char)s[i + 5]) && s[i + 6] == '\0'))
 		return log_errbuf(
 		    err, errlen, "\"%.40s\" needs a Z or +HH:MM offset", s);
-	snprintf(buf + n, sizeof(buf) - n, "%s", s + i);
-	return timefmt_parse(buf, NULL, out, err, errlen);
+	return timefmt_parse_ms(s, NULL, out, err, errlen);
 }
 
 /* Reads a string field (FT_TEXT) with its length in characters. */
@@ -276,7 +347,7 @@ static int
 decode_text(const struct field *f, json_t *v, struct schedule_doc *d,
     struct schedule_error *e)
 {
-	const char *s = json_string_value(v);
+	const char *s = json_string_value(v), *keep;
 	size_t n;
 
 	if (s == NULL)
@@ -286,6 +357,12 @@ decode_text(const struct field *f, json_t *v, struct schedule_doc *d,
 		return fail(e, "invalid_field", f->name,
 		    "must be %lld to %lld characters long", (long long)f->lo,
 		    (long long)f->hi);
+	/* a description may hold lines; no text may hold terminal controls */
+	keep = f->off == OFF(description) ? "\t\n\r" : NULL;
+	if (text_escape(s, keep, NULL, 0) != strlen(s))
+		return fail(e, "invalid_field", f->name,
+		    "must not contain control characters%s",
+		    keep ? " other than tab and line ends" : "");
 	free(*str_at(d, f));
 	if ((*str_at(d, f) = strdup(s)) == NULL)
 		return fail(e, "internal", f->name, "out of memory");
@@ -414,6 +491,8 @@ decode_payload(json_t *v, struct schedule_doc *d, struct schedule_error *e)
 	if (!depth_ok(v, PAYLOAD_DEPTH_MAX))
 		return fail(e, "invalid_field", "trigger_payload",
 		    "nested deeper than %d levels", PAYLOAD_DEPTH_MAX);
+	if (schedule_json_storable(v, "trigger_payload", e) == -1)
+		return -1;
 	json_decref(d->trigger_payload);
 	d->trigger_payload = json_deep_copy(v);
 	return d->trigger_payload
@@ -433,7 +512,8 @@ decode_target(json_t *v, struct schedule_doc *d, struct schedule_error *e)
 	enum schedule_target type = SCHEDULE_TARGET_RECEIVER;
 	json_t *copy;
 
-	if (check_target(v, &type, e) == -1)
+	if (check_target(v, &type, e) == -1 ||
+	    schedule_json_storable(v, "target", e) == -1)
 		return -1;
 	if ((copy = json_deep_copy(v)) == NULL)
 		return fail(e, "internal", "target", "out of memory");
@@ -606,11 +686,33 @@ load(const char *json, size_t len, struct schedule_error *e)
 	json_error_t jerr;
 	json_t *root;
 
-	if ((root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr)) ==
+	char path[sizeof(e->field)] = "";
+
+	if ((root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr)) !=
 	    NULL)
-		fail(e, "invalid_json", NULL, "line %d column %d: %s",
-		    jerr.line, jerr.column, jerr.text);
-	return root;
+		return root;
+	/*
+	 * An integer beyond int64 is refused by jansson before any field is
+	 * known; read as reals, the body says where it is.
+	 */
+	if (strncmp(jerr.text, "too big", 7) == 0 &&
+	    (root = json_loadb(json, len,
+	         JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, NULL)) &&
+	    unstorable(root, path, sizeof(path), 0, 1)) {
+		json_decref(root);
+		fail(e, "invalid_field", path[0] == '.' ? path + 1 : path,
+		    "%s: numbers must fit in 64 bits (integers) or a double "
+		    "(reals)",
+		    jerr.text);
+		return NULL;
+	}
+	json_decref(root);
+	fail(e, "invalid_json", NULL, "line %d column %d: %s%s", jerr.line,
+	    jerr.column, jerr.text,
+	    strstr(jerr.text, "number overflow") || strstr(jerr.text, "too big")
+	        ? " (numbers must fit in 64 bits or a double)"
+	        : "");
+	return NULL;
 }
 
 /*
@@ -838,7 +940,7 @@ encode_field(const struct schedule_doc *cd, const struct field *f)
 	case FT_TIME:
 		if (*int_at(d, f) == UNSET)
 			return json_null();
-		return timefmt_utc(*int_at(d, f), buf, sizeof(buf)) == -1
+		return timefmt_utc_ms(*int_at(d, f), buf, sizeof(buf)) == -1
 		    ? NULL
 		    : json_string(buf);
 	case FT_TARGET:
@@ -1006,8 +1108,8 @@ schedule_timing(
 	memset(tm, 0, sizeof(*tm));
 	tm->kind = d->kind;
 	tm->interval = d->interval_seconds;
-	tm->start_at = d->start_at == UNSET ? CV_TIME_MIN : d->start_at;
-	tm->at = d->at;
+	tm->start_at = CV_TIME_MIN;
+	slot_set_ms(tm, d->at, d->start_at);
 	tm->gap = d->dst_gap;
 	tm->fold = d->dst_fold;
 	if ((tm->tz = tz_get(d->timezone, err, errlen)) == NULL)
@@ -1109,9 +1211,10 @@ schedule_params_clear(struct schedule_params *p)
 
 /*
  * One fire time of timing tm as JSON, for previews (the API's
- * next_fire_times, `cronvisorctl next --json`): the instant as epoch and
- * UTC, the wall time with its offset in the zone, the zone's abbreviation,
- * and what a DST rule did to it (note, or null).  NULL when out of memory.
+ * next_fire_times, `cronvisorctl next --json`): the instant as epoch
+ * (whole seconds) and UTC (with its milliseconds, if any), the wall time with
+ * its offset in the zone, the zone's abbreviation, and what a DST rule did to
+ * it (note, or null).  NULL when out of memory.
  */
 struct json_t *
 schedule_slot_json(const struct timing *tm, const struct slot *sl)
@@ -1121,8 +1224,8 @@ schedule_slot_json(const struct timing *tm, const struct slot *sl)
 
 	if (tm->tz)
 		tz_span_at(tm->tz, sl->at, &sp);
-	timefmt_utc(sl->at, utc, sizeof(utc));
-	timefmt_local(sl->at, tm->tz, local, sizeof(local));
+	timefmt_utc_ms(slot_ms(tm, sl->at), utc, sizeof(utc));
+	timefmt_local_ms(slot_ms(tm, sl->at), tm->tz, local, sizeof(local));
 	return json_pack("{s:I, s:s, s:s, s:s, s:i, s:s?}", "epoch",
 	    (json_int_t)sl->at, "utc", utc, "local", local, "abbr", sp.abbr,
 	    "offset", (int)sp.offset, "note",

@@ -138,6 +138,44 @@ cron_next(const struct timing *tm, int64_t after, struct slot *out)
 }
 
 /*
+ * Sets the instants of tm from epoch milliseconds (SCHEDULE_UNSET: not
+ * given), after tm->kind: a once schedule's slot is at_ms; an interval's
+ * slots are start_ms + k * interval, each with start_ms's milliseconds,
+ * which tm->ms keeps (tm->at and tm->start_at are the whole seconds); cron
+ * slots are whole minutes, so a start_ms with a fraction of a second
+ * rounds up: no slot fires before it.  Without start_ms, tm->start_at is
+ * left as it is.
+ */
+void
+slot_set_ms(struct timing *tm, int64_t at_ms, int64_t start_ms)
+{
+	tm->ms = 0;
+	if (tm->kind == SCHED_KIND_ONCE && at_ms != INT64_MIN) {
+		tm->at = civil_fdiv(at_ms, 1000);
+		tm->ms = (int)civil_fmod(at_ms, 1000);
+	}
+	if (start_ms == INT64_MIN)
+		return;
+	if (tm->kind == SCHED_KIND_CRON) {
+		tm->start_at = -civil_fdiv(-start_ms, 1000);
+		return;
+	}
+	tm->start_at = civil_fdiv(start_ms, 1000);
+	if (tm->kind == SCHED_KIND_INTERVAL)
+		tm->ms = (int)civil_fmod(start_ms, 1000);
+}
+
+/*
+ * The instant of slot (whole seconds, from slot_next() or slot_plan()) in
+ * epoch milliseconds: slot * 1000 + tm->ms; CV_NEVER stays CV_NEVER.
+ */
+int64_t
+slot_ms(const struct timing *tm, int64_t slot)
+{
+	return slot == CV_NEVER ? CV_NEVER : slot * 1000 + tm->ms;
+}
+
+/*
  * The first fire instant strictly after `after` for the timing tm, with the
  * wall time it matched and what a DST rule did to it.  Interval slots are
  * start_at + k * interval; a once schedule has the single slot `at`; cron

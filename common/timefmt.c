@@ -4,8 +4,11 @@
  * is RFC 3339 with "Z" or an offset (an instant), the same without one (a
  * wall time in the given zone, resolved like a fixed-time cron job: a time
  * inside a DST gap means the transition, a repeated one its first pass),
- * a bare date (its midnight), or "@" and epoch seconds.  Durations are a
- * number of seconds or a sequence such as "1h30m", "90s", "2d".
+ * a bare date (its midnight), or "@" and epoch seconds.  Instants keep
+ * their milliseconds (timefmt_parse_ms(), timefmt_utc_ms()): a fraction
+ * of up to three digits is read, a finer one refused rather than cut.
+ * Durations are a number of seconds or a sequence such as "1h30m", "90s",
+ * "2d".
  */
 #include <ctype.h>
 #include <errno.h>
@@ -73,6 +76,54 @@ timefmt_local(int64_t t, const struct tz *tz, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Puts ".mmm" (ms, 1-999) before the zone suffix of the time in buf, which
+ * starts with the 19 characters of "YYYY-MM-DDTHH:MM:SS".  0, or -1 when
+ * buf is too small.
+ */
+static int
+insert_ms(char *buf, size_t len, int ms)
+{
+	size_t used = strlen(buf);
+	char frac[8];
+
+	if (used < 19 || used + 5 > len)
+		return -1;
+	snprintf(frac, sizeof(frac), ".%03d", ms % 1000);
+	memmove(buf + 23, buf + 19, used - 19 + 1);
+	memcpy(buf + 19, frac, 4);
+	return 0;
+}
+
+/*
+ * timefmt_utc() of an instant in epoch milliseconds: with ".mmm" when it
+ * has a fraction of a second ("2026-11-25T17:40:20.436Z"), as
+ * timefmt_utc() when it has none.  Returns 0, or -1 (30 bytes suffice).
+ */
+int
+timefmt_utc_ms(int64_t ms, char *buf, size_t len)
+{
+	int frac = (int)civil_fmod(ms, 1000);
+
+	if (timefmt_utc(civil_fdiv(ms, 1000), buf, len) == -1)
+		return -1;
+	return frac ? insert_ms(buf, len, frac) : 0;
+}
+
+/*
+ * timefmt_local() of an instant in epoch milliseconds, with ".mmm" as
+ * timefmt_utc_ms() has it.  Returns 0, or -1 (40 bytes suffice).
+ */
+int
+timefmt_local_ms(int64_t ms, const struct tz *tz, char *buf, size_t len)
+{
+	int frac = (int)civil_fmod(ms, 1000);
+
+	if (timefmt_local(civil_fdiv(ms, 1000), tz, buf, len) == -1)
+		return -1;
+	return frac ? insert_ms(buf, len, frac) : 0;
+}
+
 /* Reads exactly n digits at *p into *v and advances *p; 0 or -1. */
 static int
 digits(const char **p, int n, int *v)
@@ -87,15 +138,43 @@ digits(const char **p, int n, int *v)
 }
 
 /*
- * Parses "YYYY-MM-DD[(T| )HH:MM[:SS[.fraction]]]" into wall seconds and
- * leaves *p after it.  Returns 0, or -1 with err set.
+ * Reads ".fraction" at *p, if there is one, into *ms and advances *p: one
+ * to three digits are milliseconds; more is an error (a finer instant
+ * would be cut, and a cut instant fires early).  0, or -1 with err set.
  */
 static int
-parse_wall(const char **p, int64_t *wall, char *err, size_t errlen)
+parse_fraction(const char **p, int *ms, char *err, size_t errlen)
+{
+	const char *f = *p + 1;
+	int n = 0;
+
+	*ms = 0;
+	if (**p != '.' || !isdigit((unsigned char)*f))
+		return 0;
+	while (isdigit((unsigned char)f[n]))
+		n++;
+	if (n > 3)
+		return log_errbuf(err, errlen,
+		    ".%.*s: finer than milliseconds (at most 3 digits after "
+		    "the seconds)",
+		    n > 12 ? 12 : n, f);
+	for (int i = 0; i < 3; i++)
+		*ms = *ms * 10 + (i < n ? f[i] - '0' : 0);
+	*p = f + n;
+	return 0;
+}
+
+/*
+ * Parses "YYYY-MM-DD[(T| )HH:MM[:SS[.mmm]]]" into wall seconds and *ms, the
+ * milliseconds, and leaves *p after it.  Returns 0, or -1 with err set.
+ */
+static int
+parse_wall(const char **p, int64_t *wall, int *ms, char *err, size_t errlen)
 {
 	const char *start = *p;
 	int y, mo, d, h = 0, mi = 0, s = 0;
 
+	*ms = 0;
 	if (digits(p, 4, &y) || *(*p)++ != '-' || digits(p, 2, &mo) ||
 	    *(*p)++ != '-' || digits(p, 2, &d))
 		goto bad;
@@ -107,10 +186,8 @@ parse_wall(const char **p, int64_t *wall, char *err, size_t errlen)
 			(*p)++;
 			if (digits(p, 2, &s))
 				goto bad;
-			/* Sub-second digits: slots are whole seconds. */
-			if (**p == '.' && isdigit((unsigned char)(*p)[1]))
-				while (isdigit((unsigned char)*++*p))
-					;
+			if (parse_fraction(p, ms, err, errlen) == -1)
+				return -1;
 		}
 	}
 	if (y < 1 || mo < 1 || mo > 12 || d < 1 ||
@@ -158,19 +235,20 @@ parse_offset(const char *p, int32_t *off)
 }
 
 /*
- * Parses an instant (see the top of the file) into *out.  A wall time
- * without offset is read in tz (UTC when tz is NULL).  Returns 0, or -1
- * with err naming the problem; *out is untouched on error.
+ * Parses an instant (see the top of the file) into *out, epoch
+ * milliseconds.  A wall time without offset is read in tz (UTC when tz is
+ * NULL).  Returns 0, or -1 with err naming the problem (a fraction finer
+ * than milliseconds is one); *out is untouched on error.
  */
 int
-timefmt_parse(
+timefmt_parse_ms(
     const char *s, const struct tz *tz, int64_t *out, char *err, size_t errlen)
 {
 	const char *p = s;
 	int64_t wall, utc[2];
 	int32_t off;
 	char *end;
-	int r;
+	int r, ms;
 
 	if (s[0] == '@') {
 		errno = 0;
@@ -184,10 +262,10 @@ timefmt_parse(
 			snprintf(err, errlen, "\"%s\": bad epoch seconds", s);
 			return -1;
 		}
-		*out = wall;
+		*out = wall * 1000;
 		return 0;
 	}
-	if (parse_wall(&p, &wall, err, errlen) == -1)
+	if (parse_wall(&p, &wall, &ms, err, errlen) == -1)
 		return -1;
 	if ((r = parse_offset(p, &off)) == -1) {
 		snprintf(err, errlen, "\"%s\": bad UTC offset \"%s\"", s, p);
@@ -205,7 +283,26 @@ timefmt_parse(
 		snprintf(err, errlen, "\"%s\" is out of range", s);
 		return -1;
 	}
-	*out = utc[0];
+	*out = utc[0] * 1000 + ms;
+	return 0;
+}
+
+/*
+ * timefmt_parse_ms() in whole seconds: a fraction rounds up to the next
+ * second, so that an instant read here is never earlier than the one
+ * written.  Returns 0, or -1 with err set; *out is untouched on error.
+ */
+int
+timefmt_parse(
+    const char *s, const struct tz *tz, int64_t *out, char *err, size_t errlen)
+{
+	int64_t ms;
+
+	if (timefmt_parse_ms(s, tz, &ms, err, errlen) == -1)
+		return -1;
+	if (-civil_fdiv(-ms, 1000) > CV_TIME_MAX)
+		return log_errbuf(err, errlen, "\"%s\" is out of range", s);
+	*out = -civil_fdiv(-ms, 1000);
 	return 0;
 }
 

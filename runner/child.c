@@ -316,6 +316,41 @@ child_fault(const struct run_spec *spec, int result_fd,
 }
 #endif
 
+/*
+ * An HTTP run gives up root before its request (it never needs it): the
+ * user the supervisor chose (spec->run_as), so no capability, and
+ * no_new_privs.  Not dumpable first: a runner forked by the supervisor is
+ * a copy of its memory, database_url included, which no process of the
+ * same user may read through /proc or ptrace.  A change of credentials
+ * clears the parent-death signal: it is set again, and the supervisor
+ * checked once more.  Returns 0, or -1 with res the (permanent) error.
+ */
+static int
+child_drop(const struct run_spec *spec, pid_t parent, struct result *res)
+{
+	if (!spec->run_as)
+		return 0;
+	errno = 0;
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 ||
+	    target_switch(spec) == -1 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1) {
+		char what[80];
+
+		snprintf(what, sizeof(what), "cannot run as uid %u gid %u",
+		    (unsigned)spec->uid, (unsigned)spec->gid);
+		child_error(res, 0, what);
+		return -1;
+	}
+	if (getppid() != parent) {
+		errno = 0;
+		child_error(
+		    res, 1, "the supervisor exited before the run began");
+		return -1;
+	}
+	return 0;
+}
+
 /* Writes res as the one result frame and exits: 0 if it was written. */
 static _Noreturn void
 child_send(const struct run_spec *spec, int result_fd, struct result *res)
@@ -368,7 +403,8 @@ child_main(const struct run_spec *spec, int result_fd, pid_t parent)
 		log_warn("cannot give the run its own cgroup; rlimits only");
 	if (spec->target == RUN_TARGET_EXEC)
 		exec_run(spec, sfd, &res);
-	else if (child_start(spec, sfd, &res) == 0)
+	else if (child_drop(spec, parent, &res) == 0 &&
+	    child_start(spec, sfd, &res) == 0)
 		child_http(spec, sfd, &res);
 	child_send(spec, result_fd, &res);
 }

@@ -31,6 +31,7 @@
  *    for requests they will never accept).
  */
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,11 @@ struct http_call {
 	struct hostlist allow;        /* http_allow_hosts, parsed */
 	struct hostlist deny;         /* http_deny_hosts, parsed */
 	char refused[1024];           /* why a host was refused, "" if not */
+	struct receiver_url recv;     /* spec->receiver_url, parsed */
+	int has_recv;                 /* 1: recv is set */
+	int recv_resolved;            /* 1: recv_ips is filled */
+	char recv_addr[8][INET6_ADDRSTRLEN]; /* the receiver's addresses */
+	const char *recv_ips[9];      /* them, NULL-terminated */
 };
 
 /*
@@ -88,6 +94,61 @@ http_host(const char *url, char *host, size_t len)
 }
 
 /*
+ * Resolves the receiver's host once, for http_receiver(): its addresses
+ * as inet_ntop() writes them, as http_opensocket() does.  A name that
+ * does not resolve leaves the list empty (the host still counts).
+ */
+static void
+http_receiver_ips(struct http_call *c)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *a;
+	int n = 0;
+
+	c->recv_resolved = 1;
+	if (getaddrinfo(c->recv.host, NULL, &hints, &res) != 0)
+		return;
+	for (a = res; a != NULL && n < 8; a = a->ai_next) {
+		const void *in = a->ai_family == AF_INET
+		    ? (const void *)&((struct sockaddr_in *)(void *)a->ai_addr)
+		          ->sin_addr
+		    : (const void *)&((struct sockaddr_in6 *)(void *)a->ai_addr)
+		          ->sin6_addr;
+
+		if ((a->ai_family == AF_INET || a->ai_family == AF_INET6) &&
+		    inet_ntop(a->ai_family, in, c->recv_addr[n],
+		        sizeof(c->recv_addr[n])) != NULL) {
+			c->recv_ips[n] = c->recv_addr[n];
+			n++;
+		}
+	}
+	c->recv_ips[n] = NULL;
+	freeaddrinfo(res);
+}
+
+/*
+ * 1 (with the reason in c->refused) if url, connecting to ip (NULL: not
+ * known yet), leads to the receiver of a run that may not reach it: the
+ * same port and path, and the receiver's host in any spelling or any
+ * name that resolves to one of its addresses.
+ */
+static int
+http_receiver(struct http_call *c, const char *url, const char *ip)
+{
+	struct receiver_url u;
+
+	if (!c->has_recv || receiver_url_parse(url, &u) == -1)
+		return 0;
+	if (ip != NULL && !c->recv_resolved)
+		http_receiver_ips(c);
+	if (!receiver_url_reaches(&c->recv, &u, c->recv_ips, ip))
+		return 0;
+	snprintf(c->refused, sizeof(c->refused),
+	    "refused: the URL leads to the receiver (receiver_url), which "
+	    "takes events of schedules without a target only");
+	return 1;
+}
+
+/*
  * The allow/deny verdict on the request of the moment: the host of url
  * (NULL: libcurl's effective URL, which follows the redirects) and ip,
  * the address connected to (NULL: not known yet).  Returns 0 if it may
@@ -110,7 +171,7 @@ http_guard(struct http_call *c, const char *url, const char *ip)
 		return -1;
 	}
 	if ((v = hostlist_check(&c->allow, &c->deny, host, ip)) == HOSTLIST_OK)
-		return 0;
+		return http_receiver(c, url, ip) ? -1 : 0;
 	if (ip != NULL)
 		snprintf(c->refused, sizeof(c->refused),
 		    "refused: host \"%.255s\" (address %s) %s", host, ip,
@@ -425,6 +486,9 @@ http_precheck(
 		snprintf(msg, len, "bad host list: %s", why);
 		return -1;
 	}
+	c->recv_ips[0] = NULL;
+	c->has_recv = spec->receiver_url != NULL &&
+	    receiver_url_parse(spec->receiver_url, &c->recv) == 0;
 	if (http_guard(c, spec->url, NULL) == -1) {
 		snprintf(msg, len, "%s", c->refused);
 		return -1;

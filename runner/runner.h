@@ -53,9 +53,9 @@ struct run_spec {
 	char *const *argv;      /* EXEC: NULL-terminated, argv[0] the file */
 	char *const *env;       /* EXEC: "K=V", NULL-terminated; all it gets */
 	const char *cwd;        /* EXEC: working directory, NULL: "/" */
-	int run_as;             /* EXEC: 1: switch to uid/gid (needs root) */
-	uid_t uid;              /* EXEC: user to run as */
-	gid_t gid;              /* EXEC: group to run as (no other groups) */
+	int run_as;             /* 1: switch to uid/gid (needs root) */
+	uid_t uid;              /* user to run as (HTTP: before the request) */
+	gid_t gid;              /* group to run as (no other groups) */
 	const char *method;     /* HTTP: "GET", "POST", …; NULL: GET/POST */
 	const char *url;        /* HTTP: http:// or https:// only */
 	const char *const *headers; /* HTTP: "Name: value", NULL-terminated */
@@ -64,6 +64,7 @@ struct run_spec {
 	const char *proxy;          /* HTTP: proxy URL; NULL: none, ever */
 	const char *allow_hosts;    /* HTTP: hostlist text; NULL, "": any */
 	const char *deny_hosts;     /* HTTP: hostlist text, wins; NULL: none */
+	const char *receiver_url;   /* HTTP: a URL it may not reach, NULL: none */
 	long max_redirects;         /* HTTP: redirects followed, each checked */
 	int64_t timeout;            /* seconds the target may take, >= 1 */
 	int64_t kill_grace;         /* seconds from SIGTERM to SIGKILL, >= 0 */
@@ -138,6 +139,7 @@ struct target_error {
 };
 _Noreturn void target_main(
     const struct run_spec *spec, int outfd, int statusfd);
+int target_switch(const struct run_spec *spec);
 void target_describe(const struct run_spec *spec, const struct target_error *te,
     struct result *res);
 

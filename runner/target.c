@@ -116,10 +116,13 @@ target_limits(const struct run_limits *l)
 
 /*
  * Becomes spec->uid/gid for good: supplementary groups cleared, the gid
- * set before the uid (after setuid() we could no longer change it).  A
- * runner that is not root can only "switch" to the user it already is.
+ * set before the uid (after setuid() we could no longer change it); a
+ * non-zero uid leaves no capability.  A runner that is not root can only
+ * "switch" to the user it already is.  The raw system calls change the
+ * calling thread only: call it where there is no other (the target
+ * process, an HTTP runner before libcurl starts any).  0, or -1 with errno.
  */
-static int
+int
 target_switch(const struct run_spec *spec)
 {
 	if (geteuid() != 0) {

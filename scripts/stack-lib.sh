@@ -2,7 +2,7 @@
 # that run the whole local stack of cronvisor: scripts/dev-up,
 # scripts/dev-down, scripts/dev-smoke and tests/api-harness.sh.
 #
-#   nginx (loopback port) ── packaging/nginx/cronvisor.conf ── FastCGI ──▶
+#   nginx (loopback port) ── packaging/nginx/cronvisor*.conf ── FastCGI ──▶
 #   cronvisor-api (unix socket) ──▶ PostgreSQL ◀── cronvisord
 #   ── receiver POSTs ──▶ nginx /receiver (200)
 #
@@ -170,7 +170,8 @@ stack_clean_env() {
 # cronvisor.conf of cronvisord and cronvisor-api: the database, the
 # receiver at nginx's /receiver on PORT, the API on unix socket SOCKET
 # (0600, the process's group: nginx runs as the same user), supervisor
-# NAME, then EXTRA (more "key = value" lines).
+# NAME, commands run as cronvisor-run (see stack_run_user), then EXTRA
+# (more "key = value" lines).
 stack_write_conf() {
 	{
 		cat <<EOF
@@ -182,16 +183,28 @@ api_socket_mode = 0600
 api_socket_group = ""
 api_threads = 4
 api_max_body_bytes = 1048576
+run_user_default = "cronvisor-run"
 EOF
 		[ -z "${6:-}" ] || printf '%s\n' "$6"
 	} >"$1"
 }
 
+# stack_run_user: as root, makes cronvisor-run (the packages' unprivileged
+# user of runs) if it is missing; a supervisor that is not root runs
+# commands as itself and needs none.
+stack_run_user() {
+	[ "$(id -u)" = 0 ] || return 0
+	getent passwd cronvisor-run >/dev/null ||
+		useradd --system --user-group --no-create-home \
+			--home-dir /nonexistent --shell /usr/sbin/nologin cronvisor-run
+}
+
 # stack_write_nginx DIR PORT SOCKET PIDFILE LOG RECEIVER-LOG SRC: writes
 # DIR/nginx.conf (start it with: nginx -p DIR -c DIR/nginx.conf -e LOG;
 # it stays in the foreground), which serves on 127.0.0.1:PORT
-#   /api/           the shipped snippet SRC/packaging/nginx/cronvisor.conf,
-#                   its fastcgi_pass rewritten to unix:SOCKET
+#   /api/           the shipped snippets SRC/packaging/nginx/cronvisor.conf
+#                   (server block) and cronvisor-http.conf (http block), the
+#                   latter's upstream server rewritten to unix:SOCKET
 #   /receiver       the stand-in receiver of schedules without a target:
 #                   200 {"ok": true}, one line per request in RECEIVER-LOG
 #   /redirect-to/H  302 to http://H:PORT/landing, and /landing (200), both
@@ -210,10 +223,12 @@ stack_write_nginx() {
 		echo "no /etc/nginx/fastcgi_params (install nginx)" >&2
 		return 1
 	fi
+	cp "$7/packaging/nginx/cronvisor.conf" "$_stk_d/cronvisor-api.conf" ||
+		return 1
 	sed "s|unix:/run/cronvisor/api.sock|unix:$3|" \
-		"$7/packaging/nginx/cronvisor.conf" >"$_stk_d/cronvisor-api.conf"
-	if ! grep -qF "unix:$3;" "$_stk_d/cronvisor-api.conf"; then
-		echo "packaging/nginx/cronvisor.conf has no fastcgi_pass to rewrite" >&2
+		"$7/packaging/nginx/cronvisor-http.conf" >"$_stk_d/cronvisor-http.conf"
+	if ! grep -qF "unix:$3;" "$_stk_d/cronvisor-http.conf"; then
+		echo "packaging/nginx/cronvisor-http.conf has no server to rewrite" >&2
 		return 1
 	fi
 	_stk_user=""
@@ -225,9 +240,13 @@ worker_processes 2;
 daemon off;
 pid $4;
 error_log $5 warn;
-events { worker_connections 1024; }
+# tests/api_load.sh's 1,000 clients: a client connection and one to the
+# API each, in one worker at worst.
+worker_rlimit_nofile 8192;
+events { worker_connections 4096; }
 http {
     include mime.types;
+    include $_stk_d/cronvisor-http.conf;
     access_log off;
     client_body_temp_path $_stk_d/tmp/body;
     fastcgi_temp_path $_stk_d/tmp/fastcgi;

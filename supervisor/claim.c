@@ -36,7 +36,7 @@
  * and the claim takes the first of every owner, then the second of every
  * owner, and so on, each rank in next_run_at order.  An owner with a
  * thousand schedules due cannot push another's one schedule out of the
- * batch.  The owner comes last, after what sched_load() reads.  The
+ * batch.  The owner is the last of SCHED_COLUMNS.  The
  * ranking picks twice as many as the claim may take (rows a peer holds
  * are skipped), and only those are read again, by their primary key, and
  * locked: joined to every due row instead, a claim of one row would read
@@ -44,7 +44,7 @@
  * may have moved it).
  */
 #define CLAIM_SQL                                                              \
-	"SELECT " SCHED_COLUMNS ", owner FROM unnest(ARRAY(SELECT due_id "     \
+	"SELECT " SCHED_COLUMNS " FROM unnest(ARRAY(SELECT due_id "            \
 	"FROM (SELECT d.id AS due_id, d.next_run_at AS due_at, row_number() "  \
 	"OVER (PARTITION BY d.owner ORDER BY d.next_run_at, d.id) AS "         \
 	"due_rank FROM (SELECT id, owner, next_run_at FROM schedules WHERE "   \
@@ -101,7 +101,7 @@
 	"ORDER BY t.id LIMIT $1 FOR UPDATE OF t, s SKIP LOCKED"
 
 #define TRIGGER_SCHED_SQL                                                      \
-	"SELECT " SCHED_COLUMNS ", owner FROM schedules WHERE id = $1"
+	"SELECT " SCHED_COLUMNS " FROM schedules WHERE id = $1"
 
 /*
  * Records the run of request $1: slot_at is the request's created_at as
@@ -127,12 +127,14 @@
 
 /*
  * A run claimed ahead of its instant ($9, µs; NULL: now) starts at the
- * instant: its runner waits for it.
+ * instant: its runner waits for it.  The slot ($5) is in epoch ms, as are
+ * the times of UPDATE_SQL and FIRES_SQL: slots keep the milliseconds of
+ * the instant the user gave (slot_ms()).
  */
 #define INSERT_RUN_SQL                                                         \
 	"INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at, " \
 	"status, supervisor_id, started_at, finished_at, note) "               \
-	"VALUES ($1, $2, $3, $4, to_timestamp($5), $6, "                       \
+	"VALUES ($1, $2, $3, $4, to_timestamp($5::float8 / 1e3), $6, "         \
 	"CASE WHEN $6 = 'running' THEN $7::bigint END, "                       \
 	"CASE WHEN $6 = 'running' THEN greatest(now(), "                       \
 	"to_timestamp($9::float8 / 1e6)) END, "                                \
@@ -140,8 +142,8 @@
 	"ON CONFLICT DO NOTHING RETURNING id"
 
 #define UPDATE_SQL                                                             \
-	"UPDATE schedules SET next_run_at = to_timestamp($2), "                \
-	"next_slot_at = to_timestamp($3), slot_seq = $4, "                     \
+	"UPDATE schedules SET next_run_at = to_timestamp($2::float8 / 1e3), "  \
+	"next_slot_at = to_timestamp($3::float8 / 1e3), slot_seq = $4, "       \
 	"running = running + $5, retry_pending = false, "                      \
 	"last_run_at = CASE WHEN $5 > 0 THEN now() ELSE last_run_at END, "     \
 	"updated_at = now() WHERE id = $1"
@@ -156,22 +158,24 @@
  * the rows inserted (none: the slot was claimed before).  Returns the
  * ids of the runs inserted.
  */
-#define FIRES_SQL                                                               \
-	"WITH v AS (SELECT * FROM json_to_recordset($2::json) AS v(id text, "   \
-	"sid uuid, rep bigint, slot bigint, start bigint, next_run bigint, "    \
-	"next_slot bigint, anchor boolean)), ins AS (INSERT INTO runs (id, "    \
-	"schedule_id, repeat_number, attempt, slot_at, status, supervisor_id, " \
-	"started_at) SELECT id, sid, rep, 0, to_timestamp(slot), 'running', "   \
-	"$1::bigint, greatest(now(), to_timestamp(start::float8 / 1e6)) "       \
-	"FROM v ON CONFLICT DO NOTHING RETURNING id, schedule_id), "            \
-	"up AS (UPDATE schedules SET next_run_at = CASE WHEN ins.id IS NOT "    \
-	"NULL AND v.anchor THEN NULL ELSE to_timestamp(v.next_run) END, "       \
-	"next_slot_at = CASE WHEN ins.id IS NOT NULL AND v.anchor THEN NULL "   \
-	"ELSE to_timestamp(v.next_slot) END, slot_seq = v.rep + "               \
-	"(ins.id IS NOT NULL)::int, running = running + "                       \
-	"(ins.id IS NOT NULL)::int, retry_pending = false, last_run_at = "      \
-	"CASE WHEN ins.id IS NOT NULL THEN now() ELSE last_run_at END, "        \
-	"updated_at = now() FROM v LEFT JOIN ins ON ins.schedule_id = v.sid "   \
+#define FIRES_SQL                                                                \
+	"WITH v AS (SELECT * FROM json_to_recordset($2::json) AS v(id text, "    \
+	"sid uuid, rep bigint, slot bigint, start bigint, next_run bigint, "     \
+	"next_slot bigint, anchor boolean)), ins AS (INSERT INTO runs (id, "     \
+	"schedule_id, repeat_number, attempt, slot_at, status, supervisor_id, "  \
+	"started_at) SELECT id, sid, rep, 0, to_timestamp(slot::float8 / 1e3), " \
+	"'running', "                                                            \
+	"$1::bigint, greatest(now(), to_timestamp(start::float8 / 1e6)) "        \
+	"FROM v ON CONFLICT DO NOTHING RETURNING id, schedule_id), "             \
+	"up AS (UPDATE schedules SET next_run_at = CASE WHEN ins.id IS NOT "     \
+	"NULL AND v.anchor THEN NULL ELSE to_timestamp(v.next_run::float8 / "    \
+	"1e3) END, "                                                             \
+	"next_slot_at = CASE WHEN ins.id IS NOT NULL AND v.anchor THEN NULL "    \
+	"ELSE to_timestamp(v.next_slot::float8 / 1e3) END, slot_seq = v.rep + "  \
+	"(ins.id IS NOT NULL)::int, running = running + "                        \
+	"(ins.id IS NOT NULL)::int, retry_pending = false, last_run_at = "       \
+	"CASE WHEN ins.id IS NOT NULL THEN now() ELSE last_run_at END, "         \
+	"updated_at = now() FROM v LEFT JOIN ins ON ins.schedule_id = v.sid "    \
 	"WHERE schedules.id = v.sid) SELECT id FROM ins"
 
 static const char *const catch_up_names[] = {"latest", "all", "none"};
@@ -187,8 +191,8 @@ struct claim {
 	struct db *db;           /* the transaction's connection */
 	const struct config *cf; /* defaults for run specs */
 	int64_t sv_id;           /* our lease: the fencing token */
-	int64_t now;             /* when the claim began, whole seconds */
-	int64_t ahead;           /* the same plus claim_ahead_ms */
+	int64_t now_us;          /* when the claim began, µs */
+	int64_t ahead_us;        /* the same plus claim_ahead_ms */
 	int limit;               /* runs this claim may start at most */
 	struct job *jobs;        /* runs to start, newest first */
 	int njobs;               /* entries in jobs */
@@ -309,13 +313,13 @@ owners_free(struct claim *cl)
 	free(cl->owners);
 }
 
-/* Epoch seconds as a parameter; NULL for CV_NEVER. */
+/* Slot t of s as a parameter, epoch ms (slot_ms()); NULL for CV_NEVER. */
 static const char *
-param_time(int64_t t, char *buf, size_t len)
+param_time(const struct sched *s, int64_t t, char *buf, size_t len)
 {
 	if (t == CV_NEVER)
 		return NULL;
-	snprintf(buf, len, "%lld", (long long)t);
+	snprintf(buf, len, "%lld", (long long)slot_ms(&s->tm, t));
 	return buf;
 }
 
@@ -336,7 +340,7 @@ insert_run(struct claim *cl, const struct sched *s, const char *id,
 
 	snprintf(rep, sizeof(rep), "%lld", (long long)repeat);
 	snprintf(att, sizeof(att), "%lld", (long long)attempt);
-	snprintf(at, sizeof(at), "%lld", (long long)slot);
+	snprintf(at, sizeof(at), "%lld", (long long)slot_ms(&s->tm, slot));
 	snprintf(lease, sizeof(lease), "%lld", (long long)cl->sv_id);
 	snprintf(start, sizeof(start), "%lld", (long long)start_us);
 	rows = db_query(cl->db, INSERT_RUN_SQL, 9, p, cl->err, cl->errlen);
@@ -425,8 +429,8 @@ update(struct claim *cl, const struct sched *s, int64_t next_run,
     int64_t next_slot, int64_t fired)
 {
 	char a[24], b[24], seq[24], f[24];
-	const char *p[5] = {s->id, param_time(next_run, a, sizeof(a)),
-	    param_time(next_slot, b, sizeof(b)), seq, f};
+	const char *p[5] = {s->id, param_time(s, next_run, a, sizeof(a)),
+	    param_time(s, next_slot, b, sizeof(b)), seq, f};
 
 	snprintf(seq, sizeof(seq), "%lld", (long long)s->slot_seq);
 	snprintf(f, sizeof(f), "%lld", (long long)fired);
@@ -473,8 +477,8 @@ record_plan(struct claim *cl, const struct sched *s, const struct slot_plan *p)
 	char note[256], a[40], b[40];
 
 	if (p->missed > 0) {
-		timefmt_utc(p->missed_first, a, sizeof(a));
-		timefmt_utc(p->missed_last, b, sizeof(b));
+		timefmt_utc_ms(slot_ms(&s->tm, p->missed_first), a, sizeof(a));
+		timefmt_utc_ms(slot_ms(&s->tm, p->missed_last), b, sizeof(b));
 		snprintf(note, sizeof(note),
 		    "%s%lld slot%s from %s to %s "
 		    "not run (catch_up: %s)",
@@ -485,7 +489,7 @@ record_plan(struct claim *cl, const struct sched *s, const struct slot_plan *p)
 			return -1;
 	}
 	if (p->expired > 0) {
-		timefmt_utc(p->expired_first, a, sizeof(a));
+		timefmt_utc_ms(slot_ms(&s->tm, p->expired_first), a, sizeof(a));
 		snprintf(note, sizeof(note),
 		    "%lld slot%s from %s past "
 		    "starting_deadline_seconds %lld",
@@ -513,17 +517,18 @@ start_time(const struct sched *s, int64_t slot)
 /*
  * When the run of slot, claimed now, starts (µs): at the row's
  * next_run_at, to the µs, which is when the claim was due, and never
- * before the slot itself (a plan's slot may lie up to claim_ahead_ms
- * ahead).  Not at the slot's jittered time: next_run_at already has the
- * jitter when there is one, and where it has none (a first run, the slot
- * after a retry chain, a held slot) the run starts as it always did, at
+ * before the slot itself, to its millisecond (a plan's slot may lie up to
+ * claim_ahead_ms ahead).  Not at the slot's jittered time: next_run_at already
+ * has the jitter when there is one, and where it has none (a first run, the
+ * slot after a retry chain, a held slot) the run starts as it always did, at
  * once, instead of its runner waiting out the jitter.
  */
 static int64_t
 start_us(const struct sched *s, int64_t slot)
 {
-	return slot * 1000000 > s->next_run_us ? slot * 1000000
-	                                       : s->next_run_us;
+	int64_t us = slot_ms(&s->tm, slot) * 1000;
+
+	return us > s->next_run_us ? us : s->next_run_us;
 }
 
 /*
@@ -551,10 +556,12 @@ fire_one(struct claim *cl, struct sched *s, int64_t slot, int64_t start_us,
 	cl->fired = v;
 	o = json_pack("{s:s, s:s, s:I, s:I, s:o, s:o, s:o, s:b}", "id", id,
 	    "sid", s->id, "rep", (json_int_t)s->slot_seq, "slot",
-	    (json_int_t)slot, "start", batch_int(start_us, start_us <= 0),
-	    "next_run", batch_int(next_run, next_run == CV_NEVER), "next_slot",
-	    batch_int(next_slot, next_slot == CV_NEVER), "anchor",
-	    s->anchor_completion);
+	    (json_int_t)slot_ms(&s->tm, slot), "start",
+	    batch_int(start_us, start_us <= 0), "next_run",
+	    batch_int(slot_ms(&s->tm, next_run), next_run == CV_NEVER),
+	    "next_slot",
+	    batch_int(slot_ms(&s->tm, next_slot), next_slot == CV_NEVER),
+	    "anchor", s->anchor_completion);
 	if (o == NULL || json_array_append_new(cl->fires, o) == -1 ||
 	    add_job(cl, s, id, slot, s->slot_seq, 0, 0, start_us) == -1)
 		return log_errbuf(cl->err, cl->errlen, "out of memory");
@@ -622,17 +629,22 @@ claim_slots(struct claim *cl, struct sched *s)
 	static _Thread_local struct slot_plan plan;
 	int64_t fired = 0, buffered = CV_NEVER, held = CV_NEVER;
 	char note[NOTE_BYTES];
+	int64_t now, ahead;
 	int r;
 
 	/*
 	 * The plan is made at the real time, so that lateness (catch-up,
 	 * starting deadline) is what it is; only a slot that falls due
-	 * within claim_ahead_ms is planned as if its instant had come.
+	 * within claim_ahead_ms is planned as if its instant had come.  The
+	 * plan counts whole seconds, and every slot of s lies tm.ms after
+	 * its second: taking that off the clock first makes "slot <= now"
+	 * mean that the slot's instant, to the millisecond, has come.
 	 */
+	now = civil_fdiv(cl->now_us - s->tm.ms * 1000, 1000000);
+	ahead = civil_fdiv(cl->ahead_us - s->tm.ms * 1000, 1000000);
 	slot_plan(&s->tm, &s->cu, s->next_slot_at,
-	    s->next_slot_at > cl->now && s->next_slot_at <= cl->ahead
-	        ? s->next_slot_at
-	        : cl->now,
+	    s->next_slot_at > now && s->next_slot_at <= ahead ? s->next_slot_at
+	                                                      : now,
 	    &plan);
 	if (record_plan(cl, s, &plan) == -1)
 		return -1;
@@ -964,8 +976,8 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	 */
 	us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 +
 	    cf->claim_ahead_ms * 1000;
-	cl.now = (int64_t)ts.tv_sec;
-	cl.ahead = us / 1000000;
+	cl.now_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	cl.ahead_us = us;
 	snprintf(ahead, sizeof(ahead), "%lld.%06lld", (long long)(us / 1000000),
 	    (long long)(us % 1000000));
 	snprintf(now, sizeof(now), "%lld.%06ld", (long long)ts.tv_sec,

@@ -63,6 +63,7 @@ struct sched {
 	char *payload;         /* trigger_payload JSON, or a trigger's */
 	char *workflow_id;     /* "" for none */
 	char *trigger_node_id; /* "" for none */
+	char *owner;           /* whose: its events, its run's user */
 };
 
 /* The strings and vectors a run_spec points to. */
@@ -185,11 +186,16 @@ int prune_run(struct db *db, char *err, size_t errlen);
 int prune_deleted(struct db *db, char *err, size_t errlen);
 int prune_keys(struct db *db, char *err, size_t errlen);
 
-/* sched.c: schedules rows and the runs they make. */
+/*
+ * sched.c: schedules rows and the runs they make.  at and start_at are
+ * read in epoch ms, rounded up (the API stores whole ms; a row written by
+ * hand with µs then fires no earlier than it says).
+ */
 #define SCHED_COLUMNS                                                          \
 	"id, id8, name, kind, interval_seconds, anchor, cron, timezone, "      \
-	"floor(extract(epoch FROM at))::bigint, "                              \
-	"floor(extract(epoch FROM start_at))::bigint, dst_gap, dst_fold, "     \
+	"ceil(extract(epoch FROM at) * 1000)::bigint, "                        \
+	"ceil(extract(epoch FROM start_at) * 1000)::bigint, dst_gap, "         \
+	"dst_fold, "                                                           \
 	"jitter_seconds, total_repeats, max_retries, backoff, "                \
 	"retry_delay_seconds, timeout_seconds, overlap, catch_up, "            \
 	"max_catch_up_runs, starting_deadline_seconds, target, limits, "       \
@@ -198,7 +204,7 @@ int prune_keys(struct db *db, char *err, size_t errlen);
 	"floor(extract(epoch FROM next_slot_at))::bigint, running, slot_seq, " \
 	"workflow_id, trigger_node_id, status, retry_pending, retry_repeat, "  \
 	"deleted_at IS NOT NULL, "                                             \
-	"(extract(epoch FROM next_run_at) * 1e6)::bigint"
+	"(extract(epoch FROM next_run_at) * 1e6)::bigint, owner"
 int sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
     size_t errlen);
 void sched_clear(struct sched *s);

@@ -74,14 +74,19 @@
 	"SELECT 1 FROM schedules WHERE id IN (SELECT value::uuid FROM "        \
 	"json_array_elements_text($1::json)) ORDER BY id FOR UPDATE"
 
-/* STATE_SQL for a batch of schedules: $1 a JSON array (STATE_ROW). */
+/*
+ * STATE_SQL for a batch of schedules: $1 a JSON array (STATE_ROW).  Both
+ * take next_slot and next_run in epoch ms (slot_ms()): a slot keeps the
+ * milliseconds of the instant the user gave.
+ */
 #define STATES_SQL                                                             \
 	"UPDATE schedules SET status = v.status, current_repeat = v.repeat, "  \
 	"current_retry = v.retry, retry_pending = v.retry_pending, "           \
 	"retry_repeat = v.retry_repeat, next_slot_at = CASE WHEN v.slot_too "  \
 	"THEN now() + make_interval(secs => v.delay) "                         \
-	"ELSE to_timestamp(v.next_slot) END, next_run_at = CASE WHEN v.delay " \
-	"IS NULL THEN to_timestamp(v.next_run) ELSE now() + "                  \
+	"ELSE to_timestamp(v.next_slot::float8 / 1e3) END, next_run_at = "     \
+	"CASE WHEN v.delay IS NULL THEN to_timestamp(v.next_run::float8 / "    \
+	"1e3) ELSE now() + "                                                   \
 	"make_interval(secs => v.delay) END, "                                 \
 	"run_count = run_count + v.counts_run, "                               \
 	"error_count = error_count + v.counts_error, "                         \
@@ -97,8 +102,9 @@
 	"UPDATE schedules SET status = $2, current_repeat = $3, "               \
 	"current_retry = $4, retry_pending = $5, retry_repeat = $6, "           \
 	"next_slot_at = CASE WHEN $13 THEN now() + make_interval(secs => $12) " \
-	"ELSE to_timestamp($7) END, "                                           \
-	"next_run_at = CASE WHEN $12::bigint IS NULL THEN to_timestamp($8) "    \
+	"ELSE to_timestamp($7::float8 / 1e3) END, "                             \
+	"next_run_at = CASE WHEN $12::bigint IS NULL THEN "                     \
+	"to_timestamp($8::float8 / 1e3) "                                       \
 	"ELSE now() + make_interval(secs => $12) END, "                         \
 	"run_count = run_count + $9, error_count = error_count + $10, "         \
 	"last_error = coalesce($11, last_error), "                              \
@@ -423,8 +429,12 @@ write_state(struct db *db, const struct sched *s, const struct next_state *ns,
 	const char *p[13] = {s->id, ns->status, num(b[0], 24, ns->repeat),
 	    num(b[1], 24, ns->retry), ns->retry_pending ? "true" : "false",
 	    num(b[2], 24, ns->retry_repeat),
-	    ns->next_slot == CV_NEVER ? NULL : num(b[3], 24, ns->next_slot),
-	    ns->next_run == CV_NEVER ? NULL : num(b[4], 24, ns->next_run),
+	    ns->next_slot == CV_NEVER
+	        ? NULL
+	        : num(b[3], 24, slot_ms(&s->tm, ns->next_slot)),
+	    ns->next_run == CV_NEVER
+	        ? NULL
+	        : num(b[4], 24, slot_ms(&s->tm, ns->next_run)),
 	    num(b[5], 24, ns->counts_run), num(b[6], 24, ns->counts_error),
 	    ns->error, ns->delay >= 0 ? num(b[7], 24, ns->delay) : NULL,
 	    ns->slot_too ? "true" : "false"};
@@ -446,9 +456,11 @@ state_row(json_t *states, const struct sched *s, const struct next_state *ns)
 	    "id", s->id, "status", ns->status, "repeat", (json_int_t)ns->repeat,
 	    "retry", (json_int_t)ns->retry, "retry_pending", ns->retry_pending,
 	    "retry_repeat", (json_int_t)ns->retry_repeat, "next_slot",
-	    batch_int(ns->next_slot, ns->next_slot == CV_NEVER), "next_run",
-	    batch_int(ns->next_run, ns->next_run == CV_NEVER), "counts_run",
-	    (json_int_t)ns->counts_run, "counts_error",
+	    batch_int(
+	        slot_ms(&s->tm, ns->next_slot), ns->next_slot == CV_NEVER),
+	    "next_run",
+	    batch_int(slot_ms(&s->tm, ns->next_run), ns->next_run == CV_NEVER),
+	    "counts_run", (json_int_t)ns->counts_run, "counts_error",
 	    (json_int_t)ns->counts_error, "error", ns->error, "delay",
 	    batch_int(ns->delay, ns->delay < 0), "slot_too", ns->slot_too);
 

@@ -14,6 +14,8 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cronvisord.h"
 
@@ -60,6 +62,7 @@ enum {
 	C_RETRY_REPEAT,
 	C_DELETED,
 	C_NEXT_RUN_US,
+	C_OWNER,
 };
 
 /* Reads an integer column; NULL gives def. */
@@ -89,7 +92,10 @@ lookup(const char *v, const char *const *names, int n)
 	return 0;
 }
 
-/* Fills the timing of s from the row; 0, or -1 with err set. */
+/*
+ * Fills the timing of s from the row; 0, or -1 with err set.  at and
+ * start_at come in epoch milliseconds (slot_set_ms()).
+ */
 static int
 load_timing(const struct db_rows *rows, int row, struct sched *s, char *err,
     size_t errlen)
@@ -99,7 +105,12 @@ load_timing(const struct db_rows *rows, int row, struct sched *s, char *err,
 	const char *kind = db_rows_value(rows, row, C_KIND);
 	struct timing *tm = &s->tm;
 
-	tm->start_at = col_int(rows, row, C_START, CV_TIME_MIN);
+	tm->kind = strcmp(kind, "interval") == 0 ? SCHED_KIND_INTERVAL
+	    : strcmp(kind, "once") == 0          ? SCHED_KIND_ONCE
+	                                         : SCHED_KIND_CRON;
+	tm->start_at = CV_TIME_MIN;
+	slot_set_ms(tm, col_int(rows, row, C_AT, INT64_MIN),
+	    col_int(rows, row, C_START, INT64_MIN));
 	tm->gap =
 	    (enum dst_gap)lookup(db_rows_value(rows, row, C_GAP), gaps, 3);
 	tm->fold =
@@ -107,21 +118,21 @@ load_timing(const struct db_rows *rows, int row, struct sched *s, char *err,
 	if ((tm->tz = tz_get(db_rows_value(rows, row, C_TZ), err, errlen)) ==
 	    NULL)
 		return -1;
-	if (strcmp(kind, "interval") == 0) {
-		tm->kind = SCHED_KIND_INTERVAL;
+	switch (tm->kind) {
+	case SCHED_KIND_INTERVAL:
 		tm->interval = col_int(rows, row, C_INTERVAL, 60);
 		/* Without a start, slots are counted from the pending one. */
 		if (tm->start_at == CV_TIME_MIN)
 			tm->start_at = col_int(rows, row, C_NEXT_SLOT,
 			    col_int(rows, row, C_NEXT_RUN, 0));
 		return 0;
-	}
-	if (strcmp(kind, "once") == 0) {
-		tm->kind = SCHED_KIND_ONCE;
-		tm->at = col_int(rows, row, C_AT, 0);
+	case SCHED_KIND_ONCE:
+		if (db_rows_value(rows, row, C_AT) == NULL)
+			tm->at = 0;
 		return 0;
+	case SCHED_KIND_CRON:
+		break;
 	}
-	tm->kind = SCHED_KIND_CRON;
 	return cron_parse(
 	    db_rows_value(rows, row, C_CRON), &tm->cron, err, errlen);
 }
@@ -149,6 +160,7 @@ sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
 	s->payload = col_str(rows, row, C_PAYLOAD);
 	s->workflow_id = col_str(rows, row, C_WORKFLOW);
 	s->trigger_node_id = col_str(rows, row, C_NODE);
+	s->owner = col_str(rows, row, C_OWNER);
 	if (load_timing(rows, row, s, err, errlen) == -1) {
 		sched_clear(s);
 		return -1;
@@ -213,6 +225,7 @@ sched_clear(struct sched *s)
 	free(s->payload);
 	free(s->workflow_id);
 	free(s->trigger_node_id);
+	free(s->owner);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -283,12 +296,33 @@ env_payload(const struct sched *s, struct spec_buf *sb, size_t *n)
 	return r;
 }
 
-/* The environment every command gets, then the schedule's own. */
+/*
+ * 1 if the schedule's env (a JSON object) sets the variable that "NAME=…"
+ * entry e names: its value replaces the default rather than following it
+ * (a command would see the first PATH, the default, and not find its own).
+ */
+static int
+env_overridden(json_t *env, const char *e)
+{
+	char name[256];
+	size_t n = strcspn(e, "=");
+
+	if (n >= sizeof(name))
+		return 0;
+	memcpy(name, e, n);
+	name[n] = '\0';
+	return json_object_get(env, name) != NULL;
+}
+
+/*
+ * The environment every command gets, merged by name with the schedule's
+ * own: a variable the schedule sets replaces the default of that name.
+ */
 static int
 exec_env(const struct sched *s, const struct job *j, json_t *env,
     struct spec_buf *sb)
 {
-	size_t n = 0;
+	size_t n = 0, m = 0;
 	const char *k;
 	json_t *v;
 
@@ -302,6 +336,15 @@ exec_env(const struct sched *s, const struct job *j, json_t *env,
 	        j->triggered ? 1 : 0) == -1 ||
 	    env_payload(s, sb, &n) == -1)
 		return -1;
+	/* Drop the defaults the schedule overrides, keeping the order. */
+	for (size_t i = 0; i < n; i++) {
+		if (env_overridden(env, sb->env[i]))
+			free(sb->env[i]);
+		else
+			sb->env[m++] = sb->env[i];
+	}
+	sb->env[m] = NULL;
+	n = m;
 	json_object_foreach(env, k, v)
 	{
 		if (!json_is_string(v) ||
@@ -312,15 +355,121 @@ exec_env(const struct sched *s, const struct job *j, json_t *env,
 	return 0;
 }
 
+/* The overflow ids: the user of HTTP runs whose owner has none. */
+#define SCHED_NOBODY 65534
+
+#define SCHED_USERS    16    /* users whose ids are remembered */
+#define SCHED_USERS_MS 10000 /* for this long after a lookup */
+
+/*
+ * The users looked up lately.  getpwnam() reads /etc/passwd (and asks
+ * the other NSS sources) on every call, 30-140 µs here, in the
+ * supervisor's loop: a burst of 2,000 runs of one owner would spend a
+ * quarter of a second on the same name.  A user is remembered for
+ * SCHED_USERS_MS, so that one made or removed is seen that much later.
+ */
+static struct sched_user {
+	char name[RUNUSER_NAME_MAX + 1]; /* "" if the slot is free */
+	uid_t uid;                       /* its ids */
+	gid_t gid;
+	int64_t at_ms; /* job_now_ms() of the lookup */
+} sched_users[SCHED_USERS];
+
+/*
+ * Looks name up, through sched_users.  Returns 1 with *uid and *gid set,
+ * or 0 if there is no such user.
+ */
+static int
+sched_getpw(const char *name, uid_t *uid, gid_t *gid)
+{
+	int64_t now = job_now_ms();
+	struct sched_user *u, *old = sched_users;
+	struct passwd *pw;
+
+	for (u = sched_users; u < sched_users + SCHED_USERS; u++) {
+		if (u->name[0] != '\0' && strcmp(u->name, name) == 0 &&
+		    now - u->at_ms < SCHED_USERS_MS) {
+			*uid = u->uid;
+			*gid = u->gid;
+			return 1;
+		}
+		if (u->at_ms < old->at_ms)
+			old = u;
+	}
+	if ((pw = getpwnam(name)) == NULL)
+		return 0;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	if (strlen(name) < sizeof(old->name)) {
+		snprintf(old->name, sizeof(old->name), "%s", name);
+		old->uid = *uid;
+		old->gid = *gid;
+		old->at_ms = now;
+	}
+	return 1;
+}
+
+/*
+ * The user run j runs as, into spec (run_as, uid, gid).  An admin's
+ * target.run_as (user, NULL if none) is taken as it is, root included.
+ * Else the owner's user (runuser.c): an exec run whose owner has none, or
+ * whose user does not exist or is root, fails with err saying so; an HTTP
+ * run, which needs no user of its own, then gets the overflow ids.  A
+ * supervisor that is not root switches to no implicit user: its runs are
+ * its own unprivileged user already, and it could not.  0, or -1 with err.
+ */
+static int
+sched_user(const struct sched *s, const struct config *cf, const char *user,
+    int exec, struct run_spec *spec, char *err, size_t errlen)
+{
+	char buf[RUNUSER_NAME_MAX + 1];
+	const char *name = user;
+	uid_t uid;
+	gid_t gid;
+	int found;
+
+	if (name == NULL) {
+		name = runuser_for(cf->run_users, cf->run_user_default,
+		    s->owner, buf, sizeof(buf));
+		if (name == NULL && exec)
+			return log_errbuf(err, errlen,
+			    "target: owner \"%s\" has no user to run as "
+			    "(run_users names none and run_user_default is "
+			    "empty); only an admin's target.run_as can give "
+			    "one",
+			    s->owner);
+		if (geteuid() != 0)
+			return 0;
+	}
+	found = name ? sched_getpw(name, &uid, &gid) : 0;
+	if (found && (user != NULL || uid != 0)) {
+		spec->uid = uid;
+		spec->gid = gid;
+	} else if (!exec && user == NULL) {
+		spec->uid = SCHED_NOBODY;
+		spec->gid = SCHED_NOBODY;
+	} else if (!found) {
+		return log_errbuf(err, errlen, "%s: no user \"%s\"",
+		    user ? "target.run_as" : "run user", name);
+	} else {
+		return log_errbuf(err, errlen,
+		    "run user \"%s\" of owner \"%s\" is root: only an "
+		    "admin's target.run_as may run a command as root",
+		    name, s->owner);
+	}
+	spec->run_as = 1;
+	return 0;
+}
+
 /* The exec part of a spec; 0, or -1 with err set. */
 static int
 exec_spec(const struct sched *s, const struct job *j, json_t *t,
-    struct spec_buf *sb, struct run_spec *spec, char *err, size_t errlen)
+    const struct config *cf, struct spec_buf *sb, struct run_spec *spec,
+    char *err, size_t errlen)
 {
 	json_t *argv = json_object_get(t, "argv"), *a;
 	const char *cwd = json_string_value(json_object_get(t, "cwd"));
 	const char *user = json_string_value(json_object_get(t, "run_as"));
-	struct passwd *pw;
 	size_t n = 0, i;
 
 	if (!json_is_array(argv) || json_array_size(argv) == 0)
@@ -339,16 +488,8 @@ exec_spec(const struct sched *s, const struct job *j, json_t *t,
 		return log_errbuf(err, errlen, "target.env: expected strings");
 	if (cwd && (sb->cwd = strdup(cwd)) == NULL)
 		return log_errbuf(err, errlen, "out of memory");
-	if (user) {
-		if ((pw = getpwnam(user)) == NULL)
-			return log_errbuf(err, errlen,
-			    "target.run_as: no user "
-			    "\"%s\"",
-			    user);
-		spec->run_as = 1;
-		spec->uid = pw->pw_uid;
-		spec->gid = pw->pw_gid;
-	}
+	if (sched_user(s, cf, user, 1, spec, err, errlen) == -1)
+		return -1;
 	spec->target = RUN_TARGET_EXEC;
 	spec->argv = sb->argv;
 	spec->env = sb->env;
@@ -370,9 +511,9 @@ event_body(const struct sched *s, const struct job *j, int receiver)
 	char *out;
 
 	timefmt_utc(j->slot, slot, sizeof(slot));
-	ev = json_pack("{s:s, s:s, s:I, s:o, s:s, s:I, s:s}",
-	    "scheduled_job_id", s->id, "scheduled_job_name", s->name,
-	    "repeat_number", (json_int_t)j->repeat, "payload",
+	ev = json_pack("{s:s, s:s, s:s, s:I, s:o, s:s, s:I, s:s}",
+	    "scheduled_job_id", s->id, "scheduled_job_name", s->name, "owner",
+	    s->owner, "repeat_number", (json_int_t)j->repeat, "payload",
 	    payload ? payload : json_object(), "run_id", j->run_id, "attempt",
 	    (json_int_t)j->attempt, "slot_at", slot);
 	if (ev && receiver) {
@@ -402,23 +543,49 @@ event_body(const struct sched *s, const struct job *j, int receiver)
  * of sb without a field of its own (sched_spec_clear() frees body).
  */
 static int
-host_lists(const struct config *cf, struct spec_buf *sb, struct run_spec *spec,
-    char *err, size_t errlen)
+host_lists(const struct config *cf, int receiver, struct spec_buf *sb,
+    struct run_spec *spec, char *err, size_t errlen)
 {
 	const char *allow = cf->http_allow_hosts ? cf->http_allow_hosts : "";
 	const char *deny = cf->http_deny_hosts ? cf->http_deny_hosts : "";
+	const char *recv = receiver || cf->receiver_url == NULL
+	    ? ""
+	    : cf->receiver_url;
 	size_t b = spec->body_len, a = strlen(allow), d = strlen(deny);
-	char *p = realloc(sb->body, b + 1 + a + 1 + d + 1);
+	size_t r = strlen(recv);
+	char *p = realloc(sb->body, b + 1 + a + 1 + d + 1 + r + 1);
 
 	if (p == NULL)
 		return log_errbuf(err, errlen, "out of memory");
 	memcpy(p + b + 1, allow, a + 1);
 	memcpy(p + b + 1 + a + 1, deny, d + 1);
+	memcpy(p + b + 1 + a + 1 + d + 1, recv, r + 1);
 	sb->body = p;
 	spec->body = p;
 	spec->allow_hosts = p + b + 1;
 	spec->deny_hosts = p + b + 1 + a + 1;
+	/* A target's run may not reach the receiver (runner/http.c). */
+	spec->receiver_url = r > 0 ? p + b + 1 + a + 1 + d + 1 : NULL;
 	return 0;
+}
+
+/*
+ * Adds the X-Cronvisor-Signature header of the receiver's event body to
+ * sb->headers (n in use) when receiver_secret is set (receiver.c).  The
+ * secret itself stays in the supervisor's memory: only the signature
+ * goes into the spec.
+ */
+static int
+sign_event(const struct config *cf, struct spec_buf *sb, size_t *n)
+{
+	char sig[RECEIVER_SIG_LEN];
+
+	if (cf->receiver_secret == NULL || cf->receiver_secret[0] == '\0')
+		return 0;
+	if (receiver_sign(cf->receiver_secret, (int64_t)time(NULL), sb->body,
+	        strlen(sb->body), sig, sizeof(sig)) == -1)
+		return -1;
+	return vec_add(&sb->headers, n, "X-Cronvisor-Signature: %s", sig);
 }
 
 /* The HTTP part of a spec (t NULL: the receiver); 0, or -1 with err. */
@@ -453,7 +620,8 @@ http_spec(const struct sched *s, const struct job *j, json_t *t,
 	if (sb->body == NULL ||
 	    vec_add(&sb->headers, &n, "Content-Type: application/json") ||
 	    vec_add(&sb->headers, &n, "X-Job-Id: %s", s->id) ||
-	    vec_add(&sb->headers, &n, "X-Execution-Id: %s", j->run_id))
+	    vec_add(&sb->headers, &n, "X-Execution-Id: %s", j->run_id) ||
+	    (t == NULL && sign_event(cf, sb, &n) == -1))
 		return log_errbuf(err, errlen, "out of memory");
 	json_object_foreach(hdrs, k, v)
 	{
@@ -471,7 +639,9 @@ http_spec(const struct sched *s, const struct job *j, json_t *t,
 	spec->body = sb->body;
 	spec->body_len = strlen(sb->body);
 	spec->max_redirects = (long)cf->http_max_redirects;
-	return host_lists(cf, sb, spec, err, errlen);
+	if (sched_user(s, cf, NULL, 0, spec, err, errlen) == -1)
+		return -1;
+	return host_lists(cf, t == NULL, sb, spec, err, errlen);
 }
 
 /* A limit: the schedule's value if it set one, else the default. */
@@ -484,6 +654,38 @@ limit(json_t *limits, const char *key, int64_t def)
 }
 
 /*
+ * The JSON column text of what (a column name, for the message) as a new
+ * reference; NULL with err if jansson cannot read it.
+ */
+static json_t *
+stored_json(const char *text, const char *what, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *v = json_loads(text, JSON_DECODE_ANY, &jerr);
+
+	if (v == NULL)
+		log_errbuf(err, errlen,
+		    "%s: the stored value cannot be read (%s); the run cannot "
+		    "start",
+		    what, jerr.text);
+	return v;
+}
+
+/* 0 if stored_json() reads text ("" counts as readable), else -1. */
+static int
+stored_check(const char *text, const char *what, char *err, size_t errlen)
+{
+	json_t *v;
+
+	if (text[0] == '\0')
+		return 0;
+	if ((v = stored_json(text, what, err, errlen)) == NULL)
+		return -1;
+	json_decref(v);
+	return 0;
+}
+
+/*
  * Builds the run_spec of run j of schedule s into *spec, with the strings
  * and vectors it points to in sb (free with sched_spec_clear()).  Returns
  * 0, or -1 with err saying why the run cannot start.
@@ -492,13 +694,28 @@ int
 sched_spec(const struct sched *s, const struct job *j, const struct config *cf,
     struct spec_buf *sb, struct run_spec *spec, char *err, size_t errlen)
 {
-	json_t *t = s->target[0] ? json_loads(s->target, 0, NULL) : NULL;
-	json_t *lim = json_loads(s->limits, 0, NULL);
-	const char *type = json_string_value(json_object_get(t, "type"));
+	json_t *t = NULL, *lim = NULL;
+	const char *type;
 	int r;
 
 	memset(sb, 0, sizeof(*sb));
 	memset(spec, 0, sizeof(*spec));
+	/*
+	 * A column jansson cannot read (a number no int64 or double holds,
+	 * written by hand) fails the run with that error.  Above all a target
+	 * that does not read is never taken for "no target": that would post
+	 * the schedule's event to the receiver and call it a success.
+	 */
+	if ((s->target[0] && (t = stored_json(s->target, "target", err,
+	                          errlen)) == NULL) ||
+	    (s->limits[0] && (lim = stored_json(s->limits, "limits", err,
+	                          errlen)) == NULL) ||
+	    stored_check(s->payload, "trigger_payload", err, errlen) == -1) {
+		json_decref(t);
+		json_decref(lim);
+		return -1;
+	}
+	type = json_string_value(json_object_get(t, "type"));
 	spec->run_id = j->run_id;
 	spec->schedule = s->name;
 	spec->timeout = s->timeout;
@@ -511,7 +728,7 @@ sched_spec(const struct sched *s, const struct job *j, const struct config *cf,
 	spec->limits.nproc = limit(lim, "nproc", cf->limit_nproc);
 	spec->limits.fsize_mb = limit(lim, "fsize_mb", cf->limit_fsize_mb);
 	if (t && type && strcmp(type, "exec") == 0)
-		r = exec_spec(s, j, t, sb, spec, err, errlen);
+		r = exec_spec(s, j, t, cf, sb, spec, err, errlen);
 	else if (t == NULL || (type && strcmp(type, "http") == 0))
 		r = http_spec(s, j, t, cf, sb, spec, err, errlen);
 	else

@@ -2,7 +2,7 @@
 # api-harness.sh: the whole local stack of the REST API, in one directory,
 # for the API's integration tests and benchmarks:
 #
-#   nginx (loopback port) ── packaging/nginx/cronvisor.conf ── FastCGI ──▶
+#   nginx (loopback port) ── packaging/nginx/cronvisor*.conf ── FastCGI ──▶
 #   cronvisor-api (unix socket DIR/api.sock) ──▶ PostgreSQL (the CTest
 #   fixture's server, a database of this run's own) ◀── cronvisord
 #   (heartbeat 1 s, lease 3 s) ── receiver POSTs ──▶ nginx /receiver (200)
@@ -11,7 +11,9 @@
 #   api-harness.sh stop DIR
 #
 # CONNINFO-FILE is the fixture's (tests/pg-harness.sh writes DIR/conninfo);
-# without the argument it comes from $CV_PG_CONNINFO.  The programs come
+# without the argument it comes from $CV_PG_CONNINFO.  $CV_HARNESS_CONF, if
+# set, is more "key = value" lines for the daemons' configuration (a
+# test's own settings, such as api_io_timeout_seconds).  The programs come
 # from $CRONVISORD, $CRONVISOR_API and $CRONVISORCTL, else from the build
 # directory $CV_BUILD_DIR.  DIR must be short (a unix socket lives in it)
 # and is made by start; start refuses a DIR that exists.
@@ -132,7 +134,8 @@ heartbeat_seconds = 1
 lease_seconds = 3
 shutdown_grace_seconds = 5
 kill_grace_seconds = 1
-default_timeout_seconds = 900"
+default_timeout_seconds = 900${CV_HARNESS_CONF:+
+$CV_HARNESS_CONF}"
 }
 
 # nginx, as the current user, with the shipped snippet, the stand-in

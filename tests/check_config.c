@@ -49,6 +49,7 @@ assert_config_eq(const struct config *a, const struct config *b)
 	STR(api_socket_group);
 	INT(api_threads);
 	INT(api_max_body_bytes);
+	INT(api_io_timeout_seconds);
 	STR(http_allow_hosts);
 	STR(http_deny_hosts);
 	INT(http_max_redirects);
@@ -236,6 +237,7 @@ static const struct int_key {
     K(limit_fsize_mb, 0, 16777216),
     K(api_threads, 1, 1024),
     K(api_max_body_bytes, 1024, 67108864),
+    K(api_io_timeout_seconds, 1, 3600),
     K(http_max_redirects, 0, 20),
     K(owner_max_running, 0, 100000),
     K(owner_max_schedules, 0, 100000000),
@@ -877,11 +879,12 @@ START_TEST(test_load_cross)
 END_TEST
 
 static const char default_print[] =
-    "# cronvisor configuration in effect; passwords in database_url are "
+    "# cronvisor configuration in effect; passwords and credentials are "
     "shown as ***\n"
     "database_url = postgresql:///cronvisor\n"
     "redis_url = redis://127.0.0.1:6379\n"
     "receiver_url = \"\"\n"
+    "receiver_secret = \"\"\n"
     "supervisor_name = \"\"\n"
     "log_level = info\n"
     "max_concurrent_runs = 64\n"
@@ -903,9 +906,13 @@ static const char default_print[] =
     "api_socket_group = www-data\n"
     "api_threads = 8\n"
     "api_max_body_bytes = 1048576\n"
+    "api_io_timeout_seconds = 10\n"
     "http_allow_hosts = \"\"\n"
-    "http_deny_hosts = 169.254.0.0/16,fe80::/10,fd00:ec2::254\n"
+    "http_deny_hosts = "
+    "169.254.0.0/16,fe80::/10,fd00:ec2::254,100.100.100.200,0.0.0.0/8,::\n"
     "http_max_redirects = 0\n"
+    "run_users = \"\"\n"
+    "run_user_default = cronvisor-run\n"
     "owner_max_running = 0\n"
     "owner_max_schedules = 10000\n"
     "owner_max_triggers_per_minute = 60\n"
@@ -1025,10 +1032,50 @@ START_TEST(test_print_mask)
 	    "no masking note: %s", out);
 	v = printed_value(out, "database_url");
 	ck_assert_str_eq(v, masks[_i][1]);
-	ck_assert_msg(strstr(out, "secret") == NULL, "leak: %s", out);
+	/* The one "secret" printed is the key name receiver_secret. */
+	ck_assert_msg(strstr(strstr(out, "secret") + 1, "secret") == NULL &&
+	        strstr(out, "receiver_secret = \"\"\n") != NULL,
+	    "leak: %s", out);
 	free(v);
 	free(out);
 	config_clear(&cf);
+}
+END_TEST
+
+/* The other URLs: the password of their userinfo and query, no more. */
+static const char *const url_masks[][3] = {
+    {"CRONVISOR_REDIS_URL", "redis://:hunter2@127.0.0.1:6379/0",
+        "redis://:***@127.0.0.1:6379/0"},
+    {"CRONVISOR_REDIS_URL", "rediss://user:hunter2@r.example:6380",
+        "rediss://user:***@r.example:6380"},
+    {"CRONVISOR_REDIS_URL", "redis://127.0.0.1:6379", "redis://127.0.0.1:6379"},
+    {"CRONVISOR_RECEIVER_URL", "https://hook:hunter2@rcv.example/in?x=1",
+        "https://hook:***@rcv.example/in?x=1"},
+    {"CRONVISOR_RECEIVER_URL", "http://rcv.example/in?password=hunter2&a=b",
+        "http://rcv.example/in?password=***&a=b"},
+    {"CRONVISOR_RECEIVER_URL", "http://u@rcv.example/",
+        "http://u@rcv.example/"},
+};
+
+START_TEST(test_print_mask_urls)
+{
+	struct config cf;
+	char *out, *v;
+	const char *key = strcmp(url_masks[_i][0], "CRONVISOR_REDIS_URL") == 0
+	    ? "redis_url"
+	    : "receiver_url";
+
+	ck_assert(setenv(url_masks[_i][0], url_masks[_i][1], 1) == 0);
+	config_defaults(&cf);
+	ck_assert(config_env(&cf, NULL, 0) == 0);
+	out = print_config(&cf);
+	v = printed_value(out, key);
+	ck_assert_str_eq(v, url_masks[_i][2]);
+	ck_assert_msg(strstr(out, "hunter2") == NULL, "leak: %s", out);
+	free(v);
+	free(out);
+	config_clear(&cf);
+	unsetenv(url_masks[_i][0]);
 }
 END_TEST
 
@@ -1098,7 +1145,8 @@ END_TEST
 /*
  * The packaged file shows every setting as "#key = default".  Uncommented,
  * those lines must set every key (a key twice or an unknown key is an
- * error, so 27 lines that parse are the 27 keys) to its default.
+ * error, so as many lines that parse as there are keys are every key) to
+ * its default.
  */
 START_TEST(test_packaged_uncommented)
 {
@@ -1118,7 +1166,7 @@ START_TEST(test_packaged_uncommented)
 	ck_assert_msg(config_parse(&cf, text, len, "cronvisor.conf", err,
 	                  sizeof(err)) == 0,
 	    "%s", err);
-	ck_assert_uint_eq(nset, 31);
+	ck_assert_uint_eq(nset, 35);
 	assert_config_eq(&cf, &def);
 	free(text);
 	config_clear(&cf);
@@ -1184,6 +1232,8 @@ config_suite(void)
 	    (int)(sizeof(roundtrips) / sizeof(roundtrips[0])));
 	tcase_add_test(tp, test_print_roundtrip_env);
 	tcase_add_test(tp, test_print_mask_long);
+	tcase_add_loop_test(tp, test_print_mask_urls, 0,
+	    (int)(sizeof(url_masks) / sizeof(url_masks[0])));
 	tcase_add_loop_test(
 	    tp, test_print_mask, 0, (int)(sizeof(masks) / sizeof(masks[0])));
 	suite_add_tcase(s, tp);

@@ -77,6 +77,10 @@ parse_err(const char *s, const char *msg)
 	ck_assert(memcmp(&c, &before, sizeof(c)) == 0);
 }
 
+#define SUN_STEP_MSG                                                           \
+	"never fires: with a step, cron does not read an end of 0 or SUN as "  \
+	"Sunday (write 7 instead)"
+
 static const struct {
 	const char *expr; /* the expression */
 	const char *msg;  /* its exact error */
@@ -126,6 +130,12 @@ static const struct {
     {"* * * * FRI-MON", "day-of-week: reversed range FRI-MON"},
     {"* * * * 6-1", "day-of-week: reversed range 6-1"},
     {"* * * * 7-6", "day-of-week: reversed range 7-6"},
+    /* cronie reads an end of 0 as Sunday only without a step. */
+    {"* * * * 1-0/2", "day-of-week: 1-0/2 " SUN_STEP_MSG},
+    {"* * * * FRI-SUN/2", "day-of-week: FRI-SUN/2 " SUN_STEP_MSG},
+    {"* * * * 5-0/2", "day-of-week: 5-0/2 " SUN_STEP_MSG},
+    {"* * * * MON-SUN/3", "day-of-week: MON-SUN/3 " SUN_STEP_MSG},
+    {"* * * * 1,fri-sun/1", "day-of-week: fri-sun/1 " SUN_STEP_MSG},
     {"* 22-2 * * *", "hour: reversed range 22-2"},
     {"5-0 * * * *", "minute: reversed range 5-0"},
     {"* 5-0 * * *", "hour: reversed range 5-0"},
@@ -252,7 +262,7 @@ START_TEST(test_valid)
 	expect("0 0 * * FRI-SUN", B(0), 1, ALL_DOM, ALL_MONTH,
 	    B(5) | B(6) | B(0), CRON_DOM_STAR);
 	expect("0 0 * * 7-0", B(0), 1, ALL_DOM, ALL_MONTH, B(0), CRON_DOM_STAR);
-	expect("0 0 * * 1-0/2", B(0), 1, ALL_DOM, ALL_MONTH,
+	expect("0 0 * * 1-7/2", B(0), 1, ALL_DOM, ALL_MONTH,
 	    B(1) | B(3) | B(5) | B(0), CRON_DOM_STAR);
 	expect("0 0 * * SUN-SUN", B(0), 1, ALL_DOM, ALL_MONTH, B(0),
 	    CRON_DOM_STAR);
@@ -705,7 +715,7 @@ gen_element(struct rng *r, char *buf, size_t len, int f, uint64_t *bits)
 		step = (int)(rnd(r) % 8 ? rnd_in(r, 1, max - min + 1)
 		                        : rnd_in(r, 1, 200));
 	shown_hi = hi;
-	if (f == 4 && kind >= 3 && hi == 7 && lo > 0 && rnd(r) % 2)
+	if (f == 4 && kind == 3 && hi == 7 && lo > 0 && rnd(r) % 2)
 		shown_hi = 0; /* "5-0" or "FRI-SUN" means through Sunday */
 	if (kind <= 1) {
 		strncat(buf, "*", len - strlen(buf) - 1);

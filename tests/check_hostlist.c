@@ -260,11 +260,152 @@ static const struct {
     {"10.0.0.0/8", "", "svc.internal", "10.9.9.9", HOSTLIST_OK},
     {"10.0.0.0/8", "", "svc.internal", "192.0.2.1", HOSTLIST_NOT_ALLOWED},
     {"api.example.com", "", "svc.internal", NULL, HOSTLIST_NOT_ALLOWED},
-    /* Hosts that are neither names nor addresses: only by address. */
-    {"", "127.0.0.0/8", "0x7f.1", NULL, HOSTLIST_OK},
+    /* Addresses in other spellings are the address, never a name. */
+    {"", "127.0.0.0/8", "0x7f.1", NULL, HOSTLIST_DENIED},
     {"", "127.0.0.0/8", "0x7f.1", "127.0.0.1", HOSTLIST_DENIED},
     {"localhost", "", "0x7f.1", "127.0.0.1", HOSTLIST_NOT_ALLOWED},
+    {"10.0.0.0/8", "", "0xa.1", NULL, HOSTLIST_OK},
+    {"10.0.0.0/8", "", "0xb.1", NULL, HOSTLIST_NOT_ALLOWED},
+    /* the address connected to, whatever the URL said */
+    {"", "169.254.0.0/16", "2852039166", "169.254.169.254", HOSTLIST_DENIED},
+    {"", "169.254.0.0/16", "metadata.test", "64:ff9b::a9fe:a9fe",
+        HOSTLIST_DENIED},
+    {"", "169.254.0.0/16", "metadata.test", "fe80::1%eth0", HOSTLIST_OK},
+    {"", "fe80::/10", "metadata.test", "fe80::1%eth0", HOSTLIST_DENIED},
 };
+
+/* The default http_deny_hosts of common/config.c. */
+#define DEFAULT_DENY                                                           \
+	"169.254.0.0/16,fe80::/10,fd00:ec2::254,100.100.100.200,0.0.0.0/8,::"
+
+/*
+ * Every spelling of a denied address that libcurl reads as that address
+ * (issue 17): the default deny list refuses each of them.
+ */
+static const char *const spellings[] = {
+    "169.254.169.254",
+    "2852039166",
+    "0xa9fea9fe",
+    "0XA9FEA9FE",
+    "0251.0376.0251.0376",
+    "0xa9.0xfe.0xa9.0xfe",
+    "169.254.43518",
+    "169.0xfea9fe",
+    "169.254.169.254.",
+    "2852039166.",
+    "00000000251.254.169.254",
+    "[::169.254.169.254]",
+    "[::a9fe:a9fe]",
+    "[::ffff:169.254.169.254]",
+    "[::ffff:a9fe:a9fe]",
+    "[64:ff9b::a9fe:a9fe]",
+    "[64:ff9b::169.254.169.254]",
+    "[2002:a9fe:a9fe::1]",
+    "[fe80::1%eth0]",
+    "[FD00:EC2:0::254]",
+    "100.100.100.200",
+    "0x64646464" /* 100.100.100.100: not listed */,
+    "0",
+    "0.0.0.0",
+    "0x0",
+    "[::]",
+    "[::ffff:0.0.0.0]",
+    "[0:0:0:0:0:0:0:0]",
+};
+
+START_TEST(test_spellings)
+{
+	struct hostlist allow = {0}, deny;
+	const char *h = spellings[_i];
+	enum hostlist_verdict want =
+	    strcmp(h, "0x64646464") == 0 ? HOSTLIST_OK : HOSTLIST_DENIED;
+
+	parse_ok(&deny, DEFAULT_DENY);
+	ck_assert_msg(hostlist_check(&allow, &deny, h, NULL) == want,
+	    "%s: want %d", h, want);
+	/* as the address connected to, too */
+	if (h[0] != '[' && strchr(h, 'x') == NULL && strchr(h, 'X') == NULL &&
+	    strspn(h, "0123456789.") == strlen(h))
+		ck_assert_int_eq(
+		    hostlist_check(&allow, &deny, "x.test", h), want);
+	hostlist_clear(&deny);
+}
+END_TEST
+
+/* Hosts that look numeric but are names (or nothing), as libcurl reads them. */
+static const struct {
+	const char *host;  /* a URL's host */
+	const char *canon; /* hostlist_canon(), NULL: -1 */
+} canons[] = {
+    {"Example.COM.", "example.com"},
+    {"example.com", "example.com"},
+    {"169.254.169.254", "169.254.169.254"},
+    {"2852039166", "169.254.169.254"},
+    {"0xa9fea9fe", "169.254.169.254"},
+    {"0251.0376.0251.0376", "169.254.169.254"},
+    {"169.254.43518", "169.254.169.254"},
+    {"169.254.169.254.", "169.254.169.254"},
+    {"127.1", "127.0.0.1"},
+    {"127.0.1", "127.0.0.1"},
+    {"4294967295", "255.255.255.255"},
+    {"4294967296", "4294967296"}, /* over 32 bits: a name */
+    {"1.16777215", "1.255.255.255"},
+    {"1.16777216", "1.16777216"},
+    {"1.2.65535", "1.2.255.255"},
+    {"1.2.65536", "1.2.65536"},
+    {"256.1.1.1", "256.1.1.1"},
+    {"1.2.3.256", "1.2.3.256"},
+    {"1.2.3.4.5", "1.2.3.4.5"},
+    {"08.1.1.1", "08.1.1.1"}, /* not octal: a name */
+    {"0x.1.1.1", "0x.1.1.1"},
+    {"0x1g", "0x1g"},
+    {"1.2.3.4..", NULL},
+    {"[::1]", "[::1]"},
+    {"[::FFFF:127.0.0.1]", "127.0.0.1"},
+    {"[::ffff:7f00:1]", "127.0.0.1"},
+    {"[::127.0.0.1]", "[::127.0.0.1]"},
+    {"[64:ff9b::a9fe:a9fe]", "[64:ff9b::a9fe:a9fe]"},
+    {"[fe80::1%eth0]", "[fe80::1]"},
+    {"[1.2.3.4]", NULL},
+    {"[::1", NULL},
+    {"exa mple", NULL},
+    {"", NULL},
+};
+
+START_TEST(test_canon)
+{
+	char out[64];
+	int r = hostlist_canon(canons[_i].host, out, sizeof(out));
+
+	if (canons[_i].canon == NULL)
+		ck_assert_msg(r == -1, "%s gave %s", canons[_i].host, out);
+	else {
+		ck_assert_msg(r == 0, "%s refused", canons[_i].host);
+		ck_assert_str_eq(out, canons[_i].canon);
+	}
+}
+END_TEST
+
+START_TEST(test_url_canon)
+{
+	char out[16];
+
+	ck_assert_int_eq(
+	    hostlist_url_canon("http://u:p@0x7f.1:8080/x", out, sizeof(out)),
+	    0);
+	ck_assert_str_eq(out, "127.0.0.1");
+	ck_assert_int_eq(
+	    hostlist_url_canon("https://LocalHost./", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "localhost");
+	ck_assert_int_eq(hostlist_url_canon("ftp://x/", out, sizeof(out)), -1);
+	/* 15 bytes and a NUL fit; 16 do not */
+	ck_assert_int_eq(
+	    hostlist_url_canon("http://255.255.255.255/", out, sizeof(out)), 0);
+	ck_assert_int_eq(
+	    hostlist_url_canon("http://[1:2:3:4:5:6:7:8]/", out, sizeof(out)),
+	    -1);
+}
+END_TEST
 
 START_TEST(test_check)
 {
@@ -350,6 +491,9 @@ hostlist_suite(void)
 	tcase_add_loop_test(tc, test_match_net, 0, N(nets));
 	tcase_add_loop_test(tc, test_match_name, 0, N(names));
 	tcase_add_loop_test(tc, test_check, 0, N(verdicts));
+	tcase_add_loop_test(tc, test_spellings, 0, N(spellings));
+	tcase_add_loop_test(tc, test_canon, 0, N(canons));
+	tcase_add_test(tc, test_url_canon);
 	tcase_add_test(tc, test_verdict_text);
 	tcase_add_loop_test(tc, test_url_host, 0, N(urls));
 	tcase_add_test(tc, test_url_host_small);

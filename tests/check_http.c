@@ -548,6 +548,11 @@ START_TEST(t_format)
 	ck_assert_ptr_nonnull(strstr(s, "Status: 405 Method Not Allowed\r\n"));
 	ck_assert_ptr_nonnull(strstr(s, "Allow: GET, POST\r\n"));
 	ck_assert_ptr_null(strstr(s, "WWW-Authenticate"));
+	ck_assert_ptr_null(strstr(s, "Retry-After"));
+	api_error(&rs, 503, "unavailable", NULL, "no");
+	s = format(&rs, &len);
+	ck_assert_ptr_nonnull(strstr(s, "Status: 503 Service Unavailable\r\n"));
+	ck_assert_ptr_nonnull(strstr(s, "Retry-After: 1\r\n"));
 	http_response_clear(&rs);
 	rs.status = 0;
 	s = format(&rs, &len);

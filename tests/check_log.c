@@ -101,6 +101,50 @@ START_TEST(test_prefix)
 }
 END_TEST
 
+/* A name with a newline cannot forge a line; ESC never reaches the log. */
+START_TEST(test_control_escaped)
+{
+	log_init("cvtest", LOG_LEVEL_INFO);
+	capture();
+	log_prefix("schedule \"%s\"", "x\x1b[31m\r\x7f");
+	log_warnx("created \"%s\"", "a\ncvtest: run forged: succeeded");
+	log_prefix(NULL);
+	log_info("output %s",
+	    "tab\there \xc2\x9b"
+	    "1m caf\xc3\xa9");
+	ck_assert_str_eq(captured(),
+	    "cvtest: schedule \"x\\x1b[31m\\r\\x7f\": created "
+	    "\"a\\ncvtest: run forged: succeeded\"\n"
+	    "cvtest: output tab\\there \\xc2\\x9b1m caf\xc3\xa9\n");
+}
+END_TEST
+
+/* text_escape(): what it keeps, its length, and a cut at a whole escape. */
+START_TEST(test_text_escape)
+{
+	char b[16];
+
+	ck_assert_uint_eq(text_escape("a\nb\x1b", "\n", b, sizeof(b)), 7);
+	ck_assert_str_eq(b, "a\nb\\x1b");
+	ck_assert_uint_eq(text_escape("a\nb", NULL, b, sizeof(b)), 4);
+	ck_assert_str_eq(b, "a\\nb");
+	ck_assert_uint_eq(text_escape("", NULL, b, sizeof(b)), 0);
+	ck_assert_str_eq(b, "");
+	/* 0123456789abcd then ESC: the 4-byte escape does not fit whole */
+	ck_assert_uint_eq(
+	    text_escape("0123456789abcd\x1b", NULL, b, sizeof(b)), 18);
+	ck_assert_str_eq(b, "0123456789abcd");
+	ck_assert_uint_eq(text_escape("\x01", NULL, b, 5), 4);
+	ck_assert_str_eq(b, "\\x01");
+	ck_assert_uint_eq(text_escape("\x01", NULL, b, 4), 4);
+	ck_assert_str_eq(b, "");
+	ck_assert_uint_eq(text_escape("xy", NULL, b, 0), 2);
+	/* U+00A0 and invalid bytes are not controls; a lone 0xc2 neither */
+	text_escape("\xc2\xa0\xff\xc2", NULL, b, sizeof(b));
+	ck_assert_str_eq(b, "\xc2\xa0\xff\xc2");
+}
+END_TEST
+
 START_TEST(test_level_names)
 {
 	enum log_level l;
@@ -149,6 +193,8 @@ main(void)
 	tcase_add_test(tc, test_lines_and_levels);
 	tcase_add_test(tc, test_warn_errno);
 	tcase_add_test(tc, test_prefix);
+	tcase_add_test(tc, test_control_escaped);
+	tcase_add_test(tc, test_text_escape);
 	tcase_add_test(tc, test_level_names);
 	tcase_add_test(tc, test_fatal_exits);
 	suite_add_tcase(s, tc);

@@ -150,6 +150,47 @@ START_TEST(test_once)
 }
 END_TEST
 
+/*
+ * Instants with milliseconds: a once slot and an interval grid keep them
+ * (0, 1 and 999 ms, and before 1970, where the second rounds down), a cron
+ * start_at rounds up to its next second, CV_NEVER stays.
+ */
+START_TEST(test_ms)
+{
+	struct timing tm = {.kind = SCHED_KIND_ONCE, .start_at = CV_TIME_MIN};
+	struct slot sl;
+	static const int64_t once[][3] = {{1767225600000, 1767225600, 0},
+	    {1767225600001, 1767225600, 1}, {1767225600999, 1767225600, 999},
+	    {-1, -1, 999}, {-1000, -1, 0}};
+
+	for (size_t i = 0; i < sizeof(once) / sizeof(once[0]); i++) {
+		slot_set_ms(&tm, once[i][0], SCHEDULE_UNSET);
+		ck_assert_int_eq(tm.at, once[i][1]);
+		ck_assert_int_eq(tm.ms, once[i][2]);
+		ck_assert_int_eq(slot_next(&tm, tm.at - 1, &sl), 1);
+		ck_assert_int_eq(slot_ms(&tm, sl.at), once[i][0]);
+	}
+	ck_assert(slot_ms(&tm, CV_NEVER) == CV_NEVER);
+	tm = (struct timing){.kind = SCHED_KIND_INTERVAL, .interval = 10};
+	slot_set_ms(&tm, SCHEDULE_UNSET, 1767225600436);
+	ck_assert_int_eq(tm.start_at, 1767225600);
+	ck_assert_int_eq(tm.ms, 436);
+	ck_assert_int_eq(slot_next(&tm, 1767225600 + 25, &sl), 1);
+	ck_assert_int_eq(slot_ms(&tm, sl.at), 1767225630436);
+	/* Without start_at the anchor is left as it is, whole seconds. */
+	tm.start_at = 77;
+	slot_set_ms(&tm, SCHEDULE_UNSET, SCHEDULE_UNSET);
+	ck_assert_int_eq(tm.start_at, 77);
+	ck_assert_int_eq(tm.ms, 0);
+	tm = (struct timing){.kind = SCHED_KIND_CRON};
+	slot_set_ms(&tm, SCHEDULE_UNSET, 1767225600001);
+	ck_assert_int_eq(tm.start_at, 1767225601);
+	ck_assert_int_eq(tm.ms, 0);
+	slot_set_ms(&tm, SCHEDULE_UNSET, 1767225600000);
+	ck_assert_int_eq(tm.start_at, 1767225600);
+}
+END_TEST
+
 START_TEST(test_cron_utc)
 {
 	struct timing tm = cron_timing("0 9 * * 1-5", NULL, 0, 0);
@@ -578,6 +619,7 @@ main(void)
 	tcase_set_timeout(ref, 120);
 	tcase_add_test(tc, test_interval);
 	tcase_add_test(tc, test_once);
+	tcase_add_test(tc, test_ms);
 	tcase_add_test(tc, test_cron_utc);
 	tcase_add_test(tc, test_new_york);
 	tcase_add_test(tc, test_other_zones);

@@ -74,7 +74,11 @@ START_TEST(test_input)
 	ck_assert_int_eq(parse("2026-03-09t13:00:00z", NULL), 1773061200);
 	ck_assert_int_eq(parse("2026-03-09 13:00:00Z", NULL), 1773061200);
 	ck_assert_int_eq(parse("2026-03-09T13:00Z", NULL), 1773061200);
-	ck_assert_int_eq(parse("2026-03-09T13:00:00.999Z", NULL), 1773061200);
+	/* In whole seconds a fraction rounds up: never earlier than given. */
+	ck_assert_int_eq(parse("2026-03-09T13:00:00.999Z", NULL), 1773061201);
+	ck_assert_int_eq(parse("2026-03-09T13:00:00.001Z", NULL), 1773061201);
+	ck_assert_int_eq(parse("2026-03-09T13:00:00.000Z", NULL), 1773061200);
+	ck_assert_int_eq(parse("1969-12-31T23:59:59.5Z", NULL), 0);
 	ck_assert_int_eq(parse("2026-03-09T09:00:00-04:00", NULL), 1773061200);
 	ck_assert_int_eq(parse("2026-03-09T18:45:00+05:45", NULL), 1773061200);
 	ck_assert_int_eq(parse("2026-03-09T18:45:00+0545", NULL), 1773061200);
@@ -97,6 +101,80 @@ START_TEST(test_input)
 	/* what timefmt_local() writes for local mean time reads back */
 	ck_assert_int_eq(
 	    parse("1906-08-16T20:46:12+00:19:32", NULL), -2000000000);
+}
+END_TEST
+
+/* timefmt_parse_ms() of s in UTC; fails the test on error. */
+static int64_t
+parse_ms(const char *s)
+{
+	char err[CV_ERRLEN] = "";
+	int64_t t = 42;
+
+	ck_assert_msg(timefmt_parse_ms(s, NULL, &t, err, sizeof(err)) == 0,
+	    "%s: %s", s, err);
+	return t;
+}
+
+START_TEST(test_input_ms)
+{
+	char err[CV_ERRLEN] = "";
+	int64_t t = 42;
+
+	/* 0, 1 and 999 ms, and fewer digits: tenths, hundredths. */
+	ck_assert_int_eq(parse_ms("2026-11-25T17:40:20Z"), 1795628420000);
+	ck_assert_int_eq(parse_ms("2026-11-25T17:40:20.000Z"), 1795628420000);
+	ck_assert_int_eq(parse_ms("2026-11-25T17:40:20.001Z"), 1795628420001);
+	ck_assert_int_eq(parse_ms("2026-11-25T17:40:20.999Z"), 1795628420999);
+	ck_assert_int_eq(parse_ms("2026-11-25T17:40:20.436Z"), 1795628420436);
+	ck_assert_int_eq(parse_ms("2026-11-25T17:40:20.4Z"), 1795628420400);
+	ck_assert_int_eq(parse_ms("2026-11-25T17:40:20.43Z"), 1795628420430);
+	ck_assert_int_eq(
+	    parse_ms("2026-11-25T18:40:20.436+01:00"), 1795628420436);
+	ck_assert_int_eq(parse_ms("1969-12-31T23:59:59.999Z"), -1);
+	ck_assert_int_eq(parse_ms("@1795628420"), 1795628420000);
+	/* Finer than a millisecond: refused, not cut; *out untouched. */
+	ck_assert_int_eq(timefmt_parse_ms("2026-11-25T17:40:20.4361Z", NULL, &t,
+	                     err, sizeof(err)),
+	    -1);
+	ck_assert_str_eq(err,
+	    ".4361: finer than milliseconds (at most 3 digits after the "
+	    "seconds)");
+	ck_assert_int_eq(t, 42);
+	ck_assert_int_eq(timefmt_parse_ms("2026-11-25T17:40:20.0000Z", NULL, &t,
+	                     err, sizeof(err)),
+	    -1);
+	ck_assert_int_eq(
+	    timefmt_parse("2026-11-25T17:40:20.4361Z", NULL, &t, err, 64), -1);
+	ck_assert_int_eq(t, 42);
+}
+END_TEST
+
+START_TEST(test_output_ms)
+{
+	const struct tz *tz;
+	char buf[40], err[CV_ERRLEN];
+
+	ck_assert_int_eq(timefmt_utc_ms(1795628420436, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "2026-11-25T17:40:20.436Z");
+	ck_assert_int_eq(timefmt_utc_ms(1795628420001, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "2026-11-25T17:40:20.001Z");
+	ck_assert_int_eq(timefmt_utc_ms(1795628420999, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "2026-11-25T17:40:20.999Z");
+	/* A whole second prints as timefmt_utc() has it. */
+	ck_assert_int_eq(timefmt_utc_ms(1795628420000, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "2026-11-25T17:40:20Z");
+	ck_assert_int_eq(timefmt_utc_ms(-1, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "1969-12-31T23:59:59.999Z");
+	/* Too small a buffer for the fraction. */
+	ck_assert_int_eq(timefmt_utc_ms(1795628420436, buf, 22), -1);
+	tz = tz_get("Asia/Kathmandu", err, sizeof(err));
+	ck_assert_ptr_nonnull(tz);
+	ck_assert_int_eq(
+	    timefmt_local_ms(1795628420436, tz, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "2026-11-25T23:25:20.436+05:45");
+	/* What is written reads back to the millisecond. */
+	ck_assert_int_eq(parse_ms(buf), 1795628420436);
 }
 END_TEST
 
@@ -173,6 +251,8 @@ main(void)
 	tcase_add_test(tc, test_output);
 	tcase_add_test(tc, test_input);
 	tcase_add_test(tc, test_input_errors);
+	tcase_add_test(tc, test_input_ms);
+	tcase_add_test(tc, test_output_ms);
 	tcase_add_test(tc, test_duration);
 	suite_add_tcase(s, tc);
 	return cvtest_run(s);

@@ -128,6 +128,35 @@ check runs-show-status 0 "status:        succeeded" -- "$ctl" runs show "$run"
 ok runs-json "$("$ctl" runs show "$run" --json | jq -r '.exit_code')" 0
 ok runs-list-json "$("$ctl" runs list "$id1" --json | jq -r '.runs[0].id')" "$run"
 
+# terminal controls: refused in names at the door; a name from before that
+# rule and a run's output reach the terminal escaped (ESC as \x1b), and
+# --json keeps JSON's own escape
+esc=$(printf '\033')
+check name-esc 1 "must not contain control characters (field: name)" -- \
+	"$ctl" schedules create --name "a${esc}[2Jb" --every 5m --exec -- /bin/true
+check desc-esc 1 "(field: description)" -- sh -c 'printf "%s" \
+	"{\"name\":\"d\",\"description\":\"x\\u001b[2J\"}" | "$1" schedules create --file -' sh "$ctl"
+idc=$("$ctl" schedules create --json --name ctl --every 1h --exec -- \
+	/usr/bin/printf 'out\033[31mred\r\nline2\n' | jq -r .id)
+sql "UPDATE schedules SET name = E'old\\033[31mname\\ncronvisord: forged'
+	WHERE id = '$idc'" >/dev/null
+check get-esc 0 'old\x1b[31mname' -- "$ctl" schedules get "$idc"
+lacks get-esc-raw "$esc"
+check list-esc 0 'old\x1b[31mname' -- "$ctl" schedules list
+lacks list-esc-raw "$esc"
+runc=$("$ctl" schedules trigger "$idc" | sed -n 's/.*: run //p')
+wait_until 10 sh -c '"$1" runs list "$2" 2>/dev/null | grep -q "^$3  succeeded"' \
+	- "$ctl" "$idc" "$runc"
+check show-esc 0 '    out\x1b[31mred\r' -- "$ctl" runs show "$runc"
+lacks show-esc-raw "$esc"
+ok show-esc-json "$("$ctl" runs show "$runc" --json | jq -c '.output')" \
+	'"out\u001b[31mred\r\nline2\n"'
+# the supervisor's log: the name's newline cannot forge a line of its own
+ok log-forged "$(grep -c '^cronvisord: forged' "$work/cvd.log")" 0
+ok log-escaped "$(grep -c 'schedule "old\\x1b\[31mname\\ncronvisord: forged": succeeded' \
+	"$work/cvd.log")" 1
+"$ctl" schedules delete "$idc" >/dev/null
+
 # errors: the API's message and field, exit 1
 check bad-cron 1 "(field: cron)" -- \
 	"$ctl" schedules create --name bad --cron '0 25 * * *' --exec -- /bin/true
@@ -152,6 +181,16 @@ check global-after 0 "renamed" -- \
 check global-before 0 "renamed" -- \
 	env -u CRONVISOR_URL -u CRONVISOR_TOKEN "$ctl" --url "$CRONVISOR_URL" \
 	--token "$CRONVISOR_TOKEN" schedules list
+check token-warns 0 "--token on the command line shows in ps to every local user" -- \
+	"$ctl" schedules list --token "$CRONVISOR_TOKEN"
+printf '%s\n' "$CRONVISOR_TOKEN" >"$tmp/token"
+check token-file 0 "renamed" -- \
+	env -u CRONVISOR_TOKEN "$ctl" schedules list --token-file "$tmp/token"
+lacks token-file-quiet "shows in ps"
+check token-file-env 0 "renamed" -- \
+	env -u CRONVISOR_TOKEN CRONVISOR_TOKEN_FILE="$tmp/token" "$ctl" schedules list
+check token-file-missing 1 "cannot read the API token from /nonexistent/t" -- \
+	"$ctl" schedules list --token-file /nonexistent/t
 
 # delete: one, then several at once (all or nothing)
 check delete 0 "deleted $id1" -- "$ctl" schedules delete "$id1"

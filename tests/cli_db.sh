@@ -40,6 +40,19 @@ check env-wins 0 "schema is up to date (version 4)" -- \
 check missing-config 1 "/nonexistent/x.conf" -- \
 	"$ctl" db migrate -f /nonexistent/x.conf
 
+# --database shows in ps: a warning says so; --database-file keeps it off
+check argv-warns 0 "--database on the command line shows in ps" -- \
+	"$ctl" db status --database "$url"
+printf '%s\n' "$url" >"$conf"
+check from-file 0 "schema is up to date (version 4)" -- \
+	"$ctl" db migrate --database-file "$conf"
+lacks from-file-quiet "shows in ps"
+: >"$conf"
+check empty-file 1 "no database URL on its first line" -- \
+	"$ctl" db migrate --database-file "$conf"
+check missing-file 1 "cannot read the database URL from /nonexistent/u" -- \
+	"$ctl" db migrate --database-file /nonexistent/u
+
 # errors: a clear message, exit 1, no password
 check bad-socket 1 "cannot connect to the database" -- \
 	"$ctl" db migrate --database "postgresql://bob:hunter2pw@/x?host=/nonexistent"
@@ -48,8 +61,10 @@ check bad-port 1 "cannot connect to the database" -- \
 	"$ctl" db migrate --database "postgresql://bob:hunter2pw@localhost:99x/db"
 lacks bad-port-pw hunter2pw
 check no-such-db 1 'database "no_such_db" does not exist' -- \
+	"$ctl" db status --database "$base dbname=no_such_db"
+check bad-password 1 'password authentication failed for user "postgres"' -- \
 	"$ctl" db status --database "$base dbname=no_such_db password=hunter2pw"
-lacks no-such-db-pw hunter2pw
+lacks bad-password-pw hunter2pw
 sql "$name" "INSERT INTO cronvisor_migrations VALUES (9, '009_future')"
 check newer 1 "database schema version 9 is newer than this cronvisor (4); upgrade cronvisor" -- \
 	"$ctl" db migrate --database "$url"
@@ -59,5 +74,16 @@ check bad-sub 2 'unknown db command "frob"' -- "$ctl" db frob
 check extra-arg 2 "db migrate takes no arguments" -- \
 	"$ctl" db migrate --database "$url" extra
 check help 0 "usage: cronvisorctl db migrate" -- "$ctl" db --help
+
+# The harness's PostgreSQL asks for the password (scram), which only the
+# caller's pgpass holds, and another local user cannot reach its socket.
+check pg-password 2 "password" -- \
+	psql "host=$pgdir user=postgres dbname=postgres passfile=/dev/null" -X -c "SELECT 1"
+if [ "$(id -u)" = 0 ]; then
+	for u in daemon nobody; do
+		check "pg-refuses-$u" 2 "" -- setpriv --reuid="$u" --regid="$(id -g "$u")" \
+			--clear-groups -- psql "host=$pgdir user=postgres dbname=postgres" -X -c "SELECT 1"
+	done
+fi
 
 summary cli_db

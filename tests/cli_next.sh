@@ -23,6 +23,13 @@ check every 0 "2026-01-01T00:03:00Z" -- \
 	--from 2025-12-31T00:00:00Z
 check at 0 "2026-12-24T17:00:00Z  Thu 2026-12-24 18:00:00+01:00 CET" -- \
 	"$ctl" next --at 2026-12-24T18:00:00 --tz Europe/Berlin --from 2026-01-01
+# Instants to the millisecond, as the API keeps them; finer is refused.
+check at-ms 0 "2026-11-25T17:40:20.436Z  Wed 2026-11-25 18:40:20.436+01:00 CET" -- \
+	"$ctl" next --at 2026-11-25T17:40:20.436Z --tz Europe/Paris --from 2026-11-25T00:00:00Z
+check every-ms 0 "2026-11-25T17:42:20.250Z" -- \
+	"$ctl" next --every 60s --start 2026-11-25T17:40:20.25Z --from 2026-11-25T17:41:00Z --count 2
+check at-finer 1 "at: .4361: finer than milliseconds" -- \
+	"$ctl" next --at 2026-11-25T17:40:20.4361Z
 # The output of these is filtered; the command's own status is kept.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -81,5 +88,17 @@ check config 0 "max_concurrent_runs = 7" -- \
 check config-bad 1 "CRONVISOR_MAX_CONCURRENT_RUNS: 0 is out of range" -- \
 	env CRONVISOR_MAX_CONCURRENT_RUNS=0 "$ctl" config check -f "$empty"
 check config-missing 1 "No such file" -- "$ctl" config check -f /nonexistent/cronvisor.conf
+# ... safe to paste: no password of any URL, no secret key's value
+printf '%s\n' 'database_url = "host=db user=cv password=pw-db-1"' \
+	'redis_url = redis://:pw-redis-2@127.0.0.1:6379/0' \
+	'receiver_url = https://hook:pw-rcv-3@rcv.example/in' >"$tmp/secret.conf"
+check config-mask 0 "redis_url = redis://:***@127.0.0.1:6379/0" -- \
+	"$ctl" config check -f "$tmp/secret.conf"
+check config-mask-rcv 0 "receiver_url = https://hook:***@rcv.example/in" -- \
+	"$ctl" config check -f "$tmp/secret.conf"
+lacks config-mask-none "pw-"
+check config-mask-uri 0 "database_url = postgresql://cv:***@db/x" -- \
+	env CRONVISOR_DATABASE_URL=postgresql://cv:pw-4@db/x "$ctl" config check -f "$empty"
+lacks config-mask-uri-none "pw-"
 
 summary cli_next

@@ -51,7 +51,7 @@ sql "BEGIN;
 CREATE TEMP TABLE t AS SELECT date_trunc('second', now()) + interval '3 s' AS at;
 INSERT INTO schedules (name, owner, kind, at, next_run_at, next_slot_at, target)
 	SELECT 'quoted-' || i, 'test', 'once', at, at, at,
-	'{\"type\":\"exec\",\"argv\":[\"/bin/sh\",\"$work/quoted.sh\"]}'::jsonb
+	'{\"type\":\"exec\",\"argv\":[\"/bin/sh\",\"$work/quoted.sh\"]$as_root}'::jsonb
 	FROM t, generate_series(1, 20) i;
 INSERT INTO schedules (name, owner, kind, interval_seconds, max_retries, backoff,
 	retry_delay_seconds, next_run_at, next_slot_at, target)

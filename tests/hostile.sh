@@ -18,7 +18,8 @@
 # whose supervisor is killed -9 (the runner's parent-death signal stops it;
 # the restarted supervisor records it lost and retries), and the privilege
 # checks: run_as drops to the user with no groups, no capabilities and
-# no_new_privs, a run without run_as keeps root but gets no_new_privs too,
+# no_new_privs, a run without run_as runs as the owner's user
+# (cronvisor-run) with no capabilities and no_new_privs too,
 # and argv is never given to a shell.
 #
 # Checks that need root (the fork bomb's own uid, run_as) print a SKIP line
@@ -298,12 +299,18 @@ if [ -n "$user" ]; then
 else
 	skip run-as "not root: run_as needs a root supervisor (check_runner covers the refusal)"
 fi
-# Without run_as the job is the supervisor's user: root keeps root and its
-# capabilities (no_new_privs takes nothing away), but no set-user-ID
-# program or file capability can add to them.
+# Without run_as a root supervisor runs the job as its owner's user
+# (run_user_default: cronvisor-run), with no capabilities; one that is not
+# root runs it as itself.  Either way no set-user-ID program or file
+# capability can add to what it has.
+if [ "$(id -u)" -eq 0 ]; then
+	ru=$(id -u cronvisor-run)
+	want="$ru $ru $ru $ru|1|0000000000000000"
+else
+	want="$(id -u) $(id -u) $(id -u) $(id -u)|1|$(kb "$pid" CapEff)"
+fi
 s=$(once no-run-as 30 '{}' "$(target "[\"$helper\",\"sleep\",\"3\"]")")
-ok no-run-as-status "$(proc_status "$s" Uid NoNewPrivs CapEff)" \
-	"$(id -u) $(id -u) $(id -u) $(id -u)|1|$(kb "$pid" CapEff)"
+ok no-run-as-status "$(proc_status "$s" Uid NoNewPrivs CapEff)" "$want"
 finished "$s" 10
 clean no-run-as "$s"
 s=$(once no-shell 10 '{}' "$(target '["/bin/echo","$(id)",";","rm -rf /","`id`","|","&&","*"]')")
@@ -338,7 +345,8 @@ stop cronvisord-faults
 start "$cvd"
 healthy restart
 fdbase=$(fds)
-s=$(once outlive 30 '{}' "$(target "[\"$helper\",\"outlive\",\"4\",\"$work/outlive\"]")" 1)
+# As root (run_as: its owner's user could not write $work/outlive).
+s=$(once outlive 30 '{}' "$(target "[\"$helper\",\"outlive\",\"4\",\"$work/outlive\"]" "$as_root")" 1)
 wait_until 10 sh -c "[ -n \"\$(grep -lsa -- 'CRONVISOR_SCHEDULE_ID=$s' /proc/[0-9]*/environ)\" ]"
 run0=$(run_of "$s" id)
 runner=$(cat /proc/"$pid"/task/*/children)

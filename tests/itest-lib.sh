@@ -25,9 +25,15 @@ add() {
 	     VALUES ('$1', 'test', now(), now(), $3) RETURNING id"
 }
 
-# exec_target CMD: the target JSON of /bin/sh -c CMD.
+# as_root: as root, a target member that runs the command as root, as
+# only an admin's schedule may (without it a root supervisor runs it as
+# the owner's unprivileged user, who cannot reach the test's $work).
+as_root=""
+[ "$(id -u)" != 0 ] || as_root=',"run_as":"root"'
+
+# exec_target CMD: the target JSON of /bin/sh -c CMD, run as root as above.
 exec_target() {
-	printf '{"type":"exec","argv":["/bin/sh","-c","%s"]}' "$1"
+	printf '{"type":"exec","argv":["/bin/sh","-c","%s"]%s}' "$1" "$as_root"
 }
 
 # wait_for SECONDS SQL: polls until the query returns "t"; 1 on time-out.

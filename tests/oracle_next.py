@@ -51,13 +51,16 @@ def parse_field(text, i):
     _, lo, hi = FIELDS[i]
     out = set()
     for part in text.split(","):
-        rng, _, step = part.partition("/")
-        step = int(step) if step else 1
+        rng, _, step_text = part.partition("/")
+        step = int(step_text) if step_text else 1
         if rng == "*":
             a, b = lo, hi
         elif "-" in rng:
             a, b = (value(x, i) for x in rng.split("-"))
-            if i == 4 and b == 0:
+            if i == 4 and b == 0 and a > 0:
+                if step_text:
+                    # cronie sets no day: cronvisor refuses it
+                    raise ValueError("never fires: " + part)
                 b = 7
         else:
             a = b = value(rng, i)

@@ -6,6 +6,7 @@
 #                                    (no TCP, fsync off), create the database
 #                                    cronvisor_test, write its conninfo to
 #                                    DIR/conninfo
+#                                    (its passfile= names DIR/pgpass)
 #   pg-harness.sh stop DIR           stop it at once (-m immediate), remove DIR
 #   pg-harness.sh sql DIR DB SQL     run SQL in database DB of that server
 #   pg-harness.sh restart DIR [SECS] checkpoint, stop it at once (-m
@@ -16,7 +17,10 @@
 # which execs and so leaves no orphan behind.  DIR must be short (the socket
 # path is limited to 107 bytes) and reachable by nobody.  start removes what
 # an earlier, interrupted run left in DIR first; stop only removes a DIR
-# this script made (it holds a marker file).
+# this script made (it holds a marker file).  Every client must give the
+# password of postgres (scram-sha-256), which DIR/pgpass holds (0600, the
+# caller's), and the socket is 0700, the cluster's user's: no other local
+# user, and no run of the supervisor under test, is the superuser.
 set -eu
 
 usage() {
@@ -52,7 +56,7 @@ fi
 
 psql_do() { # psql_do DATABASE SQL
 	"$bin/psql" -X -q -v ON_ERROR_STOP=1 \
-		"host=$dir user=postgres dbname=$1" -c "$2" >/dev/null
+		"host=$dir user=postgres passfile=$dir/pgpass dbname=$1" -c "$2" >/dev/null
 }
 
 stop() {
@@ -81,7 +85,7 @@ fail() {
 
 pg_start() {
 	$as "$bin/pg_ctl" -D "$dir/pg" -l "$dir/pg.log" -w -t 30 -o \
-		"-c listen_addresses='' -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+		"-c listen_addresses='' -k $dir -c unix_socket_permissions=0700 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
 		start >/dev/null 2>&1
 }
 
@@ -113,15 +117,30 @@ start() {
 	: >"$dir/$marker"
 	chmod 755 "$dir"
 	[ -z "$as" ] || chown nobody:nogroup "$dir"
-	$as "$bin/initdb" -D "$dir/pg" -U postgres -A trust -E UTF8 \
+	pw=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+	(umask 077 && printf '*:*:*:postgres:%s\n' "$pw" >"$dir/pgpass" &&
+		printf '%s\n' "$pw" >"$dir/initdb.pw")
+	[ -z "$as" ] || chown nobody:nogroup "$dir/initdb.pw"
+	$as "$bin/initdb" -D "$dir/pg" -U postgres -A scram-sha-256 \
+		--pwfile="$dir/initdb.pw" -E UTF8 \
 		--locale=C.UTF-8 --no-sync >"$dir/initdb.log" 2>&1 ||
 		fail "initdb failed: $(tail -n 5 "$dir/initdb.log")"
+	rm -f "$dir/initdb.pw"
 	pg_start || fail "pg_ctl start failed"
 	psql_do postgres "CREATE DATABASE cronvisor_test" ||
 		fail "cannot create the database"
-	echo "host=$dir user=postgres dbname=cronvisor_test" >"$dir/conninfo.tmp"
+	echo "host=$dir user=postgres passfile=$dir/pgpass dbname=cronvisor_test" >"$dir/conninfo.tmp"
 	mv "$dir/conninfo.tmp" "$dir/conninfo"
 	echo "pg-harness.sh: PostgreSQL up in $dir ($(cat "$dir/conninfo"))"
+	run_user
+}
+
+# As root, the user the tests' supervisors run commands as when a schedule
+# names none (run_user_default, cronvisor-run, which the packages make):
+# made here once, before any test, and kept.
+run_user() {
+	. "$(dirname "$0")/../scripts/stack-lib.sh"
+	stack_run_user || fail "cannot make the user cronvisor-run"
 }
 
 case $cmd in

@@ -333,8 +333,13 @@ http_run() {
 }
 
 # The default deny list at the API: cloud metadata addresses.
+# Every other spelling libcurl reads as a denied address, too (issue 17).
 for u in "http://169.254.169.254/latest/meta-data/" "http://[::ffff:169.254.169.254]/" \
-	"http://user@169.254.169.254:80/x" "http://[fe80::1]/" "http://[fd00:ec2::254]/"; do
+	"http://user@169.254.169.254:80/x" "http://[fe80::1]/" "http://[fd00:ec2::254]/" \
+	"http://2852039166/" "http://0xa9fea9fe/" "http://0251.0376.0251.0376/" \
+	"http://169.254.43518/" "http://169.254.169.254./" "http://[::169.254.169.254]/" \
+	"http://[64:ff9b::a9fe:a9fe]/" "http://[fe80::1%25eth0]/" "http://100.100.100.200/" \
+	"http://0.0.0.0:$port/" "http://0/" "http://[::]:$port/"; do
 	s POST /schedules "$T_alice_editor" "{\"name\": \"meta\", $far, \"target\": {\"type\": \"http\", \"url\": \"$u\"}}"
 	ok_error "API refuses $u" 400 invalid_field target.url
 	ok "API names the host and the list" "$(j .error.message | grep -c 'is denied by http_deny_hosts')" 1
@@ -362,6 +367,23 @@ ok "the receiver is refused too" \
 	"$(jq -r '.status + " " + (.error | test("refused: host \"127.0.0.1\" is denied") | tostring)' <"$tmp/run")" \
 	"failed true"
 ok "no request reached nginx" "$(landed) $(received)" "$l0 $r0"
+# Other spellings of a denied address, set behind the API's back: the
+# runner reads them as libcurl does and refuses them, before or at connect.
+for u in "http://2130706433:$port/landing" "http://0x7f.1:$port/landing" \
+	"http://0177.0.0.1:$port/landing" "http://127.1.:$port/landing" \
+	"http://[::ffff:127.0.0.1]:$port/landing" "http://[::ffff:7f00:1]:$port/landing"; do
+	http_run "$u"
+	ok "runner refuses $u" "$(jq -r '.status + " " + (.error | test("^refused: host \".*\" (\\(address 127\\.0\\.0\\.1\\) )?is denied by http_deny_hosts$") | tostring)' <"$tmp/run")" \
+		"failed true"
+done
+# 0.0.0.0 and :: reach this machine: denied by default, at connect too.
+reconf 'http_deny_hosts = "0.0.0.0/8,::"'
+for u in "http://0.0.0.0:$port/landing" "http://0:$port/landing" "http://[::]:$port/landing"; do
+	http_run "$u"
+	ok "runner refuses $u" "$(jq -r '.status + " " + (.error | test("^refused: host .* is denied by http_deny_hosts$") | tostring)' <"$tmp/run")" \
+		"failed true"
+done
+ok "none of them reached nginx" "$(landed)" "$l0"
 
 # Names and redirects; the API refuses the denied name literally.
 reconf 'http_deny_hosts = "localhost,169.254.0.0/16"

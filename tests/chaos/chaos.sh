@@ -352,11 +352,15 @@ scn_regress() {
 	bad=0
 	maxruns=3 sv_start r1
 	t="jsonb_build_object('CHAOS_TAG', '$tag')"
+	# As root the command writes $work/r1 as root (run_as): its owner's
+	# user could not.
+	ra=NULL
+	[ "$(id -u)" != 0 ] || ra="'root'"
 	sql "INSERT INTO schedules (name, owner, kind, interval_seconds, start_at,
 	     next_run_at, next_slot_at, max_retries, backoff, retry_delay_seconds,
 	     catch_up, max_catch_up_runs, overlap, target)
 	     SELECT 'chaosR1', 'test', 'interval', 1, t, t, t, 2, 'fixed', 1, 'latest', 1, 'skip',
-	       jsonb_build_object('type', 'exec', 'env', $t, 'argv', jsonb_build_array('/bin/sh', '-c',
+	       jsonb_build_object('type', 'exec', 'env', $t, 'run_as', $ra, 'argv', jsonb_build_array('/bin/sh', '-c',
 	       '[ -e $work/r1 ] && exit 0; : >$work/r1; sleep 2.5; exit 1'))
 	     FROM (SELECT date_trunc('second', now()) + interval '1s' AS t) x
 	     UNION ALL

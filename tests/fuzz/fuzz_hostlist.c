@@ -6,7 +6,8 @@
  * (host, address) must obey the rules whatever the bytes: deny wins, so a
  * host on the deny list is never OK; an empty allow list adds nothing; and
  * a list that matches must match again after a second parse (no state
- * leaks between calls).  A failed parse must leave an empty list.  Leaks
+ * leaks between calls).  A failed parse must leave an empty list.  A
+ * canonical host (hostlist_canon()) is its own canonical form.  Leaks
  * are caught by LeakSanitizer.
  */
 #include <stdint.h>
@@ -39,6 +40,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *list = piece(&data, &size), *host = piece(&data, &size);
 	char *ip = piece(&data, &size), err[CV_ERRLEN], uh[512];
+	char again_canon[512];
 	struct hostlist hl, again, empty = {0};
 	const char *a = ip[0] ? ip : NULL;
 
@@ -63,6 +65,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hostlist_clear(&hl);
 	if (hostlist_url_host(host, uh, sizeof(uh)) == 0 &&
 	    (uh[0] == '\0' || strlen(uh) >= sizeof(uh)))
+		abort();
+	/* a canonical host is its own canonical form */
+	if (hostlist_canon(host, uh, sizeof(uh)) == 0 &&
+	    (hostlist_canon(uh, again_canon, sizeof(again_canon)) != 0 ||
+	        strcmp(uh, again_canon) != 0))
 		abort();
 	free(list);
 	free(host);

@@ -46,6 +46,12 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t len)
 		        t2 != t))
 			abort();
 	}
+	/* Milliseconds read back to the millisecond. */
+	if (timefmt_parse_ms(s, NULL, &t, err, sizeof(err)) == 0 &&
+	    (timefmt_utc_ms(t, buf, sizeof(buf)) == -1 ||
+	        timefmt_parse_ms(buf, NULL, &t2, err, sizeof(err)) == -1 ||
+	        t2 != t))
+		abort();
 	if (timefmt_duration(s, &d, err, sizeof(err)) == 0 &&
 	    (d < 1 || d > 100LL * 366 * 86400))
 		abort();
