@@ -127,6 +127,21 @@ child_error(struct result *res, int retryable, const char *what)
 }
 
 /*
+ * Whether the supervisor (parent) is gone: then res says so (retryable)
+ * and 1 is returned.  Checked after each setting of the parent-death
+ * signal, which a supervisor that died just before would never send.
+ */
+static int
+child_orphaned(pid_t parent, struct result *res)
+{
+	if (getppid() == parent)
+		return 0;
+	errno = 0;
+	child_error(res, 1, "the supervisor exited before the run began");
+	return 1;
+}
+
+/*
  * The isolation steps, in order.  Returns the signalfd, or -1 with res
  * describing what failed.  *result_fd may move (see child_close_fds).
  */
@@ -155,12 +170,8 @@ child_isolate(int *result_fd, pid_t parent, struct result *res)
 		return -1;
 	}
 	/* The supervisor may have died before PDEATHSIG was set. */
-	if (getppid() != parent) {
-		errno = 0;
-		child_error(
-		    res, 1, "the supervisor exited before the run began");
+	if (child_orphaned(parent, res))
 		return -1;
-	}
 	return sfd;
 }
 
@@ -342,12 +353,8 @@ child_drop(const struct run_spec *spec, pid_t parent, struct result *res)
 		child_error(res, 0, what);
 		return -1;
 	}
-	if (getppid() != parent) {
-		errno = 0;
-		child_error(
-		    res, 1, "the supervisor exited before the run began");
+	if (child_orphaned(parent, res))
 		return -1;
-	}
 	return 0;
 }
 
