@@ -14,6 +14,8 @@ url="$base dbname=$name"
 . "$(dirname "$0")/itest-lib.sh"
 
 sql() { "$harness" sql "$pgdir" "$1" "$2"; }
+# The newest schema version: the number of the last migration in sql/.
+v=$(ls "$(dirname "$0")/../sql" | sed -n 's/^0*\([0-9][0-9]*\)_.*\.sql$/\1/p' | sort -n | tail -n 1)
 
 sql postgres "DROP DATABASE IF EXISTS $name" &&
 	sql postgres "CREATE DATABASE $name" || exit 1
@@ -23,19 +25,19 @@ trap 'rm -f "$conf"; sql postgres "DROP DATABASE IF EXISTS $name WITH (FORCE)"' 
 check status-fresh 0 "001_init                         pending" -- \
 	"$ctl" db status --database "$url"
 check migrate 0 "applied 001_init" -- "$ctl" db migrate --database "$url"
-check migrate-again 0 "schema is up to date (version 4)" -- \
+check migrate-again 0 "schema is up to date (version $v)" -- \
 	"$ctl" db migrate --database "$url"
 check status 0 "001_init                         applied 20" -- \
 	"$ctl" db status --database "$url"
-check status-sum 0 "schema version 4; this cronvisorctl knows 4; 0 pending" -- \
+check status-sum 0 "schema version $v; this cronvisorctl knows $v; 0 pending" -- \
 	"$ctl" db status --database "$url"
 printf 'database_url = "%s"\n' "$url" >"$conf"
-check from-config 0 "schema is up to date (version 4)" -- \
+check from-config 0 "schema is up to date (version $v)" -- \
 	"$ctl" db migrate -f "$conf"
-check from-env 0 "schema is up to date (version 4)" -- \
+check from-env 0 "schema is up to date (version $v)" -- \
 	env CRONVISOR_DATABASE_URL="$url" "$ctl" db migrate -f "$conf"
 printf 'database_url = "host=/nonexistent"\n' >"$conf"
-check env-wins 0 "schema is up to date (version 4)" -- \
+check env-wins 0 "schema is up to date (version $v)" -- \
 	env CRONVISOR_DATABASE_URL="$url" "$ctl" db migrate -f "$conf"
 check missing-config 1 "/nonexistent/x.conf" -- \
 	"$ctl" db migrate -f /nonexistent/x.conf
@@ -44,7 +46,7 @@ check missing-config 1 "/nonexistent/x.conf" -- \
 check argv-warns 0 "--database on the command line shows in ps" -- \
 	"$ctl" db status --database "$url"
 printf '%s\n' "$url" >"$conf"
-check from-file 0 "schema is up to date (version 4)" -- \
+check from-file 0 "schema is up to date (version $v)" -- \
 	"$ctl" db migrate --database-file "$conf"
 lacks from-file-quiet "shows in ps"
 : >"$conf"
@@ -66,7 +68,7 @@ check bad-password 1 'password authentication failed for user "postgres"' -- \
 	"$ctl" db status --database "$base dbname=no_such_db password=hunter2pw"
 lacks bad-password-pw hunter2pw
 sql "$name" "INSERT INTO cronvisor_migrations VALUES (9, '009_future')"
-check newer 1 "database schema version 9 is newer than this cronvisor (4); upgrade cronvisor" -- \
+check newer 1 "database schema version 9 is newer than this cronvisor ($v); upgrade cronvisor" -- \
 	"$ctl" db migrate --database "$url"
 check newer-status 1 "009_future                       applied" -- \
 	"$ctl" db status --database "$url"
