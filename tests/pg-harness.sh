@@ -6,7 +6,8 @@
 #                                    (no TCP, fsync off), create the database
 #                                    cronvisor_test, write its conninfo to
 #                                    DIR/conninfo
-#                                    (its passfile= names DIR/pgpass)
+#                                    (its passfile= names DIR/pgpass; the
+#                                    socket is 0700, CV_PG_SOCKET_MODE if set)
 #   pg-harness.sh stop DIR           stop it at once (-m immediate), remove DIR
 #   pg-harness.sh sql DIR DB SQL     run SQL in database DB of that server
 #   pg-harness.sh restart DIR [SECS] checkpoint, stop it at once (-m
@@ -85,7 +86,7 @@ fail() {
 
 pg_start() {
 	$as "$bin/pg_ctl" -D "$dir/pg" -l "$dir/pg.log" -w -t 30 -o \
-		"-c listen_addresses='' -k $dir -c unix_socket_permissions=0700 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+		"-c listen_addresses='' -k $dir -c unix_socket_permissions=${CV_PG_SOCKET_MODE:-0700} -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
 		start >/dev/null 2>&1
 }
 
