@@ -95,9 +95,9 @@ row_string(const char *row_text, const char *key)
 	for (q = p + 1; *q != '\0' && *q != '"'; q++)
 		if (*q == '\\' && q[1] != '\0')
 			q++;
-	v = *q == '"' ? json_loadb(p, (size_t)(q - p + 1), JSON_DECODE_ANY,
-	                    NULL)
-	              : NULL;
+	v = *q == '"'
+	    ? json_loadb(p, (size_t)(q - p + 1), JSON_DECODE_ANY, NULL)
+	    : NULL;
 	return v ? v : json_null();
 }
 
@@ -223,17 +223,16 @@ load(struct request *rq, const char *id, int lock, int *found, char *err,
 	struct db_rows *rows;
 
 	rows = db_query(rq->db,
-	    lock
-	        ? "SELECT " ROW_JSON ", running, status, retry_pending, "
-	          "extract(epoch FROM next_slot_at), next_run_at IS NULL "
-	          "FROM schedules s "
-	          "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
-	          "OR owner = $2) FOR UPDATE"
-	        : "SELECT " ROW_JSON ", running, status, retry_pending, "
-	          "extract(epoch FROM next_slot_at), next_run_at IS NULL "
-	          "FROM schedules s "
-	          "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
-	          "OR owner = $2)",
+	    lock ? "SELECT " ROW_JSON ", running, status, retry_pending, "
+	           "extract(epoch FROM next_slot_at), next_run_at IS NULL "
+	           "FROM schedules s "
+	           "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
+	           "OR owner = $2) FOR UPDATE"
+	         : "SELECT " ROW_JSON ", running, status, retry_pending, "
+	           "extract(epoch FROM next_slot_at), next_run_at IS NULL "
+	           "FROM schedules s "
+	           "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
+	           "OR owner = $2)",
 	    2, p, err, errlen);
 	*found = rows ? db_rows_count(rows) > 0 : -1;
 	if (rows && *found == 0) {
@@ -577,15 +576,16 @@ write_doc(struct request *rq, int insert, const char *key, const char *run,
 	}
 	/* Inside the caller's transaction: a collision undoes only itself. */
 	for (int t = 0; t < (insert ? INSERT_TRIES : 1) && rows == NULL; t++) {
-		if (insert && db_exec(rq->db, "SAVEPOINT write_doc", 0, NULL,
-		                  err, errlen) == -1)
+		if (insert &&
+		    db_exec(rq->db, "SAVEPOINT write_doc", 0, NULL, err,
+		        errlen) == -1)
 			break;
 		rows = db_query(rq->db, sql, n, p, err, errlen);
 		if (rows == NULL && db_error(rq->db) != DB_ERR_UNIQUE)
 			break;
-		if (rows == NULL && db_exec(rq->db,
-		                        "ROLLBACK TO SAVEPOINT write_doc", 0,
-		                        NULL, err, errlen) == -1)
+		if (rows == NULL &&
+		    db_exec(rq->db, "ROLLBACK TO SAVEPOINT write_doc", 0, NULL,
+		        err, errlen) == -1)
 			break;
 	}
 	free(sql);
@@ -688,8 +688,8 @@ owner_full(struct request *rq, struct response *rs, const char *owner,
 
 	if (rq->cf->owner_max_schedules == 0)
 		return 0;
-	snprintf(max, sizeof(max), "%lld",
-	    (long long)rq->cf->owner_max_schedules);
+	snprintf(
+	    max, sizeof(max), "%lld", (long long)rq->cf->owner_max_schedules);
 	if ((rows = db_query(rq->db,
 	         "SELECT count(*) >= $2::bigint FROM (SELECT 1 FROM schedules "
 	         "WHERE owner = $1 AND deleted_at IS NULL LIMIT $2::bigint) x",
@@ -697,10 +697,11 @@ owner_full(struct request *rq, struct response *rs, const char *owner,
 		return API_DB_FAILED;
 	full = strcmp(db_rows_value(rows, 0, 0), "t") == 0;
 	db_rows_free(rows);
-	if (full && api_error(rs, 429, "too_many_schedules", NULL,
-	                "this owner has %lld schedules, its limit "
-	                "(owner_max_schedules)",
-	                (long long)rq->cf->owner_max_schedules) == -1)
+	if (full &&
+	    api_error(rs, 429, "too_many_schedules", NULL,
+	        "this owner has %lld schedules, its limit "
+	        "(owner_max_schedules)",
+	        (long long)rq->cf->owner_max_schedules) == -1)
 		return -1;
 	return full;
 }
@@ -730,8 +731,8 @@ keep_secrets(struct schedule_doc *d, const struct schedule_doc *old,
 			if (strcmp(json_string_value(v), SECRET_MASK) != 0)
 				continue;
 			if (!json_is_string(ov = json_object_get(om, k))) {
-				snprintf(e->code, sizeof(e->code),
-				    "invalid_field");
+				snprintf(
+				    e->code, sizeof(e->code), "invalid_field");
 				snprintf(e->field, sizeof(e->field),
 				    "target.%s.%s", maps[i], k);
 				snprintf(e->message, sizeof(e->message),
@@ -1604,8 +1605,8 @@ trigger_keyed(struct request *rq, struct response *rs, const char **p,
  * API_DB_FAILED.
  */
 static int
-too_many_triggers(struct request *rq, struct response *rs, char *err,
-    size_t errlen)
+too_many_triggers(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
 {
 	char max[24];
 	const char *p[2] = {rq->who.owner, max};

@@ -329,8 +329,8 @@ const char *hostlist_verdict_text(enum hostlist_verdict v);
 
 /* receiver.c: the receiver's URL kept from tenants, and its signatures. */
 struct receiver_url {
-	char host[256]; /* one spelling per address (receiver.c) */
-	int port;       /* the scheme's when none is written */
+	char host[256];  /* one spelling per address (receiver.c) */
+	int port;        /* the scheme's when none is written */
 	char path[1024]; /* decoded, dot segments removed, "/" at least */
 };
 #define RECEIVER_SIG_LEN 96 /* "t=<time>,v1=<64 hex>" and its NUL */
@@ -369,16 +369,16 @@ struct config {
 	char *api_socket_group;          /* group of the API socket, "" = own */
 	int64_t api_threads;             /* FastCGI worker threads */
 	int64_t api_max_body_bytes;      /* largest request body accepted */
-	int64_t api_io_timeout_seconds;  /* one FastCGI read or write, at most */
-	char *http_allow_hosts;          /* hostlist.c: "" = any host */
-	char *http_deny_hosts;           /* hostlist.c: refused, wins */
-	int64_t http_max_redirects;      /* redirects an HTTP target follows */
-	char *run_users;                 /* runuser.c: owner:user,… */
-	char *run_user_default; /* runuser.c: other owners, "" = none */
-	int64_t owner_max_running;       /* an owner's runs in flight, 0: half */
-	int64_t owner_max_schedules;     /* an owner's schedules, 0: any */
+	int64_t api_io_timeout_seconds; /* one FastCGI read or write, at most */
+	char *http_allow_hosts;         /* hostlist.c: "" = any host */
+	char *http_deny_hosts;          /* hostlist.c: refused, wins */
+	int64_t http_max_redirects;     /* redirects an HTTP target follows */
+	char *run_users;                /* runuser.c: owner:user,… */
+	char *run_user_default;         /* runuser.c: other owners, "" = none */
+	int64_t owner_max_running;      /* an owner's runs in flight, 0: half */
+	int64_t owner_max_schedules;    /* an owner's schedules, 0: any */
 	int64_t owner_max_triggers_per_minute; /* non-admins; 0: any */
-	int64_t max_timeout_seconds;     /* non-admins' largest timeout */
+	int64_t max_timeout_seconds;           /* non-admins' largest timeout */
 };
 void config_defaults(struct config *cf);
 int config_parse(struct config *cf, const char *text, size_t len,

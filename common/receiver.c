@@ -56,7 +56,8 @@ canon_host(const char *h, size_t n, char *out, size_t len)
 	buf[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		c = (unsigned char)h[i];
-		if (c == '%' && i + 2 < n && isxdigit((unsigned char)h[i + 1]) &&
+		if (c == '%' && i + 2 < n &&
+		    isxdigit((unsigned char)h[i + 1]) &&
 		    isxdigit((unsigned char)h[i + 2])) {
 			sscanf(h + i + 1, "%2x", &c);
 			i += 2;
@@ -174,8 +175,7 @@ receiver_url_parse(const char *url, struct receiver_url *u)
 	}
 	if (canon_host(h, (size_t)(hend - h), u->host, sizeof(u->host)) == -1)
 		return -1;
-	return canon_path(
-	    end, strcspn(end, "?#"), u->path, sizeof(u->path));
+	return canon_path(end, strcspn(end, "?#"), u->path, sizeof(u->path));
 }
 
 /*
@@ -241,8 +241,7 @@ receiver_sign(const char *secret, int64_t t, const char *body, size_t len,
 	size_t o;
 
 	/* One buffer: HMAC() is the one-shot API OpenSSL 3 keeps. */
-	if (outlen < RECEIVER_SIG_LEN ||
-	    (msg = malloc(len + 32)) == NULL)
+	if (outlen < RECEIVER_SIG_LEN || (msg = malloc(len + 32)) == NULL)
 		return -1;
 	n = snprintf(msg, 32, "%lld.", (long long)t);
 	memcpy(msg + n, body, len);

@@ -261,21 +261,24 @@ unstorable(json_t *v, char *path, size_t len, size_t at, int beyond)
 		at = len - 1;
 	if (json_is_real(v)) {
 		r = json_real_value(v);
-		return beyond ? r >= INT64_BEYOND || r < -INT64_BEYOND
-		              : fabs(r) >= REAL_STORED_MAX || (r == 0 && signbit(r));
+		return beyond
+		    ? r >= INT64_BEYOND || r < -INT64_BEYOND
+		    : fabs(r) >= REAL_STORED_MAX || (r == 0 && signbit(r));
 	}
 	if (json_is_array(v)) {
 		json_array_foreach(v, i, x)
 		{
 			snprintf(path + at, len - at, "[%zu]", i);
-			if (unstorable(x, path, len, at + strlen(path + at), beyond))
+			if (unstorable(
+			        x, path, len, at + strlen(path + at), beyond))
 				return 1;
 		}
 	} else if (json_is_object(v)) {
 		json_object_foreach(v, k, x)
 		{
 			snprintf(path + at, len - at, ".%s", k);
-			if (unstorable(x, path, len, at + strlen(path + at), beyond))
+			if (unstorable(
+			        x, path, len, at + strlen(path + at), beyond))
 				return 1;
 		}
 	}

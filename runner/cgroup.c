@@ -42,9 +42,9 @@
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
 
-#define CGROUP_LEAF    "supervisor" /* where the supervisor moves itself */
-#define CGROUP_PREFIX  "run-"       /* a run's cgroup: run-<run id> */
-#define CGROUP_PENDING 64           /* cgroups left to remove, at most */
+#define CGROUP_LEAF    "supervisor"    /* where the supervisor moves itself */
+#define CGROUP_PREFIX  "run-"          /* a run's cgroup: run-<run id> */
+#define CGROUP_PENDING 64              /* cgroups left to remove, at most */
 #define CGROUP_CPU     "100000 100000" /* cpu.max: one CPU per run */
 
 /* Set by cgroup_setup(): D, when runs get cgroups; "" when not. */
@@ -158,7 +158,8 @@ cgroup_mine(const char *root, char *path, size_t len)
 int
 cgroup_delegated(const char *dir)
 {
-	static const char *const names[] = {"trusted.delegate", "user.delegate"};
+	static const char *const names[] = {
+	    "trusted.delegate", "user.delegate"};
 	char v[8];
 	ssize_t n;
 
@@ -185,15 +186,16 @@ cgroup_setup_at(const char *root, const char *self, char *why, size_t len)
 	char base[PATH_MAX], leaf[PATH_MAX], ctl[512], pid[24];
 	const char *slash;
 
-	snprintf(base, sizeof(base), "%s%s", root, strcmp(self, "/") ? self : "");
+	snprintf(
+	    base, sizeof(base), "%s%s", root, strcmp(self, "/") ? self : "");
 	/* Started again inside the leaf (an exec in place): its parent. */
 	if ((slash = strrchr(base, '/')) != NULL &&
 	    strcmp(slash + 1, CGROUP_LEAF) == 0)
 		base[slash - base] = '\0';
 	if (cgroup_read(base, "cgroup.controllers", ctl, sizeof(ctl)) == -1 ||
 	    !cgroup_has(ctl, "memory") || !cgroup_has(ctl, "pids")) {
-		snprintf(why, len, "%s offers no memory and pids controllers",
-		    base);
+		snprintf(
+		    why, len, "%s offers no memory and pids controllers", base);
 		return 0;
 	}
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
@@ -362,10 +364,10 @@ cgroup_remove(const char *run_id)
 	if (cgroup_rmdir(run_id) == 0)
 		return;
 	if (slot == -1) {
-		log_warnx("run %s: its cgroup still holds processes; left",
-		    run_id);
+		log_warnx(
+		    "run %s: its cgroup still holds processes; left", run_id);
 		return;
 	}
-	snprintf(cgroup_pending[slot], sizeof(cgroup_pending[slot]), "%s",
-	    run_id);
+	snprintf(
+	    cgroup_pending[slot], sizeof(cgroup_pending[slot]), "%s", run_id);
 }

@@ -67,7 +67,7 @@ struct http_call {
 	int has_recv;                 /* 1: recv is set */
 	int recv_resolved;            /* 1: recv_ips is filled */
 	char recv_addr[8][INET6_ADDRSTRLEN]; /* the receiver's addresses */
-	const char *recv_ips[9];      /* them, NULL-terminated */
+	const char *recv_ips[9];             /* them, NULL-terminated */
 };
 
 /*

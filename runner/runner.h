@@ -64,10 +64,10 @@ struct run_spec {
 	const char *proxy;          /* HTTP: proxy URL; NULL: none, ever */
 	const char *allow_hosts;    /* HTTP: hostlist text; NULL, "": any */
 	const char *deny_hosts;     /* HTTP: hostlist text, wins; NULL: none */
-	const char *receiver_url;   /* HTTP: a URL it may not reach, NULL: none */
-	long max_redirects;         /* HTTP: redirects followed, each checked */
-	int64_t timeout;            /* seconds the target may take, >= 1 */
-	int64_t kill_grace;         /* seconds from SIGTERM to SIGKILL, >= 0 */
+	const char *receiver_url; /* HTTP: a URL it may not reach, NULL: none */
+	long max_redirects;       /* HTTP: redirects followed, each checked */
+	int64_t timeout;          /* seconds the target may take, >= 1 */
+	int64_t kill_grace;       /* seconds from SIGTERM to SIGKILL, >= 0 */
 	size_t output_tail;       /* output bytes kept, <= RESULT_OUTPUT_MAX */
 	int64_t not_before_us;    /* CLOCK_REALTIME µs to start at, 0: now */
 	struct run_limits limits; /* EXEC: applied to the target only */
@@ -110,7 +110,8 @@ int cgroup_setup_at(const char *root, const char *self, char *why, size_t len);
 int cgroup_setup(const char *root);
 int cgroup_enter_at(const char *root, const char *self, const char *run_id,
     const struct run_limits *l);
-int cgroup_enter(const char *root, const char *run_id, const struct run_limits *l);
+int cgroup_enter(
+    const char *root, const char *run_id, const struct run_limits *l);
 void cgroup_remove(const char *run_id);
 
 /* child.c: the runner child, from fork to _exit. */

@@ -43,14 +43,14 @@
  * them all.  The outer WHERE is checked again on the row locked (a peer
  * may have moved it).
  */
-#define CLAIM_SQL                                                              \
-	"SELECT " SCHED_COLUMNS " FROM unnest(ARRAY(SELECT due_id "            \
-	"FROM (SELECT d.id AS due_id, d.next_run_at AS due_at, row_number() "  \
-	"OVER (PARTITION BY d.owner ORDER BY d.next_run_at, d.id) AS "         \
-	"due_rank FROM (SELECT id, owner, next_run_at FROM schedules WHERE "   \
-	DUE_WHERE " ORDER BY next_run_at LIMIT $4) d) r ORDER BY due_rank, "   \
-	"due_at LIMIT 2 * $1::int)) WITH ORDINALITY AS k(due_id, due_pos) "    \
-	"JOIN schedules ON schedules.id = k.due_id WHERE " DUE_WHERE           \
+#define CLAIM_SQL                                                                      \
+	"SELECT " SCHED_COLUMNS " FROM unnest(ARRAY(SELECT due_id "                    \
+	"FROM (SELECT d.id AS due_id, d.next_run_at AS due_at, row_number() "          \
+	"OVER (PARTITION BY d.owner ORDER BY d.next_run_at, d.id) AS "                 \
+	"due_rank FROM (SELECT id, owner, next_run_at FROM schedules WHERE " DUE_WHERE \
+	" ORDER BY next_run_at LIMIT $4) d) r ORDER BY due_rank, "                     \
+	"due_at LIMIT 2 * $1::int)) WITH ORDINALITY AS k(due_id, due_pos) "            \
+	"JOIN schedules ON schedules.id = k.due_id WHERE " DUE_WHERE                   \
 	" ORDER BY k.due_pos LIMIT $1 FOR UPDATE OF schedules SKIP LOCKED"
 
 /* The longest owner name in bytes: 200 characters of UTF-8, and a NUL. */
@@ -188,19 +188,19 @@ struct owner_count {
 
 /* One claim: where it is, and the jobs it made so far. */
 struct claim {
-	struct db *db;           /* the transaction's connection */
-	const struct config *cf; /* defaults for run specs */
-	int64_t sv_id;           /* our lease: the fencing token */
-	int64_t now_us;          /* when the claim began, µs */
-	int64_t ahead_us;        /* the same plus claim_ahead_ms */
-	int limit;               /* runs this claim may start at most */
-	struct job *jobs;        /* runs to start, newest first */
-	int njobs;               /* entries in jobs */
-	json_t *fires;           /* FIRES_SQL rows not yet written */
-	struct job **fired;      /* their jobs, in jobs already */
-	int nfired;              /* entries in fires and fired */
-	char *err;               /* the caller's message buffer */
-	size_t errlen;           /* its size */
+	struct db *db;              /* the transaction's connection */
+	const struct config *cf;    /* defaults for run specs */
+	int64_t sv_id;              /* our lease: the fencing token */
+	int64_t now_us;             /* when the claim began, µs */
+	int64_t ahead_us;           /* the same plus claim_ahead_ms */
+	int limit;                  /* runs this claim may start at most */
+	struct job *jobs;           /* runs to start, newest first */
+	int njobs;                  /* entries in jobs */
+	json_t *fires;              /* FIRES_SQL rows not yet written */
+	struct job **fired;         /* their jobs, in jobs already */
+	int nfired;                 /* entries in fires and fired */
+	char *err;                  /* the caller's message buffer */
+	size_t errlen;              /* its size */
 	struct owner_count *owners; /* OWNERS_SQL, and the runs started */
 	int nowners;                /* entries in owners */
 	int owners_read;            /* OWNERS_SQL was read */
@@ -463,8 +463,8 @@ claim_retry(struct claim *cl, struct sched *s)
 
 	if ((r = owner_full(cl, note, sizeof(note))) != 0)
 		return r == -1 ? -1 : owner_wait(cl, s, note);
-	r = fire(cl, s, s->next_slot_at, s->retry_repeat, s->retry,
-	    s->next_run_us);
+	r = fire(
+	    cl, s, s->next_slot_at, s->retry_repeat, s->retry, s->next_run_us);
 	if (r < 0 || owner_took(cl, r) == -1)
 		return -1;
 	return update(cl, s, CV_NEVER, s->next_slot_at, r);

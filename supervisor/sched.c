@@ -548,9 +548,8 @@ host_lists(const struct config *cf, int receiver, struct spec_buf *sb,
 {
 	const char *allow = cf->http_allow_hosts ? cf->http_allow_hosts : "";
 	const char *deny = cf->http_deny_hosts ? cf->http_deny_hosts : "";
-	const char *recv = receiver || cf->receiver_url == NULL
-	    ? ""
-	    : cf->receiver_url;
+	const char *recv =
+	    receiver || cf->receiver_url == NULL ? "" : cf->receiver_url;
 	size_t b = spec->body_len, a = strlen(allow), d = strlen(deny);
 	size_t r = strlen(recv);
 	char *p = realloc(sb->body, b + 1 + a + 1 + d + 1 + r + 1);
@@ -706,10 +705,11 @@ sched_spec(const struct sched *s, const struct job *j, const struct config *cf,
 	 * that does not read is never taken for "no target": that would post
 	 * the schedule's event to the receiver and call it a success.
 	 */
-	if ((s->target[0] && (t = stored_json(s->target, "target", err,
-	                          errlen)) == NULL) ||
-	    (s->limits[0] && (lim = stored_json(s->limits, "limits", err,
-	                          errlen)) == NULL) ||
+	if ((s->target[0] &&
+	        (t = stored_json(s->target, "target", err, errlen)) == NULL) ||
+	    (s->limits[0] &&
+	        (lim = stored_json(s->limits, "limits", err, errlen)) ==
+	            NULL) ||
 	    stored_check(s->payload, "trigger_payload", err, errlen) == -1) {
 		json_decref(t);
 		json_decref(lim);

@@ -56,7 +56,8 @@ START_TEST(test_self_path_too_long)
 {
 	char path[4];
 
-	ck_assert_int_eq(cgroup_self_path("0::/abcd\n", path, sizeof(path)), -1);
+	ck_assert_int_eq(
+	    cgroup_self_path("0::/abcd\n", path, sizeof(path)), -1);
 	ck_assert_int_eq(cgroup_self_path("0::/ab\n", path, sizeof(path)), 0);
 }
 END_TEST
@@ -151,7 +152,8 @@ START_TEST(test_setup)
 	ck_assert_int_eq(
 	    cgroup_setup_at(root, "/svc/supervisor", why, sizeof(why)), 1);
 
-	/* Its runs' cgroups go when empty; one that is not is kept for later. */
+	/* Its runs' cgroups go when empty; one that is not is kept for later.
+	 */
 	mk("svc/run-a");
 	cgroup_remove("a");
 	ck_assert(!exists("svc/run-a"));
@@ -233,15 +235,18 @@ START_TEST(test_enter)
 	    1);
 	ck_assert_str_eq(
 	    get("svc/run-sched-0a1b2c3d-n5-rc0/memory.max"), "536870912");
-	ck_assert_str_eq(get("svc/run-sched-0a1b2c3d-n5-rc0/memory.swap.max"), "0");
+	ck_assert_str_eq(
+	    get("svc/run-sched-0a1b2c3d-n5-rc0/memory.swap.max"), "0");
 	/* The runner is in it too: one more than the run's nproc. */
 	ck_assert_str_eq(get("svc/run-sched-0a1b2c3d-n5-rc0/pids.max"), "65");
 	ck_assert_str_eq(
 	    get("svc/run-sched-0a1b2c3d-n5-rc0/cpu.max"), "100000 100000");
-	ck_assert_str_eq(get("svc/run-sched-0a1b2c3d-n5-rc0/cgroup.procs"), "0");
+	ck_assert_str_eq(
+	    get("svc/run-sched-0a1b2c3d-n5-rc0/cgroup.procs"), "0");
 
 	mk_run("svc/run-t1");
-	ck_assert_int_eq(cgroup_enter_at(root, "/svc/supervisor", "t1", &none), 1);
+	ck_assert_int_eq(
+	    cgroup_enter_at(root, "/svc/supervisor", "t1", &none), 1);
 	ck_assert_str_eq(get("svc/run-t1/memory.max"), "max");
 	ck_assert_str_eq(get("svc/run-t1/pids.max"), "max");
 
@@ -265,7 +270,8 @@ START_TEST(test_enter_fallback)
 	ck_assert_int_eq(cgroup_enter_at(root, "/svc/other", "a", &l), 0);
 	ck_assert(!exists("svc/run-a"));
 	/* A run id that is no file name. */
-	ck_assert_int_eq(cgroup_enter_at(root, "/svc/supervisor", "../a", &l), 0);
+	ck_assert_int_eq(
+	    cgroup_enter_at(root, "/svc/supervisor", "../a", &l), 0);
 	/* No pids controller handed down. */
 	put("svc/cgroup.subtree_control", "cpu memory\n");
 	ck_assert_int_eq(cgroup_enter_at(root, "/svc/supervisor", "a", &l), 0);
