@@ -119,16 +119,6 @@ usage(FILE *fp)
 	    CONFIG_PATH);
 }
 
-/* Milliseconds on the monotonic clock, for reconnect pacing. */
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Makes sure w has a working connection: opens it the first time, resets
  * it after a loss.  While the database is away it tries at most once per
@@ -140,7 +130,7 @@ static int
 worker_db(struct worker *w)
 {
 	char err[CV_ERRLEN];
-	int64_t now = now_ms();
+	int64_t now = clock_ms();
 	int ok;
 
 	if (w->db != NULL && !w->db_down && db_ok(w->db))
@@ -160,7 +150,7 @@ worker_db(struct worker *w)
 		if (!w->db_down)
 			log_warnx("database: %s", err);
 		w->db_down = 1;
-		w->db_retry_ms = now_ms() + SERVER_DB_RETRY_MS;
+		w->db_retry_ms = clock_ms() + SERVER_DB_RETRY_MS;
 		return -1;
 	}
 	if (w->db_down)
@@ -299,7 +289,7 @@ conn_park(int fd)
 	struct epoll_event ev = {
 	    .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.fd = fd};
 
-	atomic_store(&api.conns[fd].idle_since, now_ms());
+	atomic_store(&api.conns[fd].idle_since, clock_ms());
 	atomic_store(&api.conns[fd].state, CONN_IDLE);
 	if (epoll_ctl(api.epoll_fd, EPOLL_CTL_MOD, fd, &ev) == 0 ||
 	    (errno == ENOENT &&
@@ -477,7 +467,7 @@ worker_main(void *arg)
 static void
 conn_sweep(void)
 {
-	int64_t old = now_ms() - SERVER_IDLE_SECS * 1000;
+	int64_t old = clock_ms() - SERVER_IDLE_SECS * 1000;
 
 	for (int fd = 0; fd < api.nconns; fd++) {
 		struct conn *c = &api.conns[fd];
@@ -861,6 +851,7 @@ main(int argc, char **argv)
 	         argc, argv, usage, &api.cf, &api.config_path, NULL)) != -1)
 		return rc;
 	log_setlevel(api.cf.log_level);
+	db_configure(api.cf.db_timeout_ms);
 	setup_signals(&set);
 	if (FCGX_Init() != 0)
 		fatalx("FCGX_Init failed");

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,6 +65,38 @@ reap(int block)
 	return n;
 }
 
+/*
+ * Starts batch runners as cronvisord does: each exec run asked of the
+ * helper, its answer awaited on the helper's socket (epfd); one it cannot
+ * take forked here.
+ */
+static void
+start_batch(int epfd, const struct run_spec *const *specs, int batch,
+    pid_t *pids, int *rfds)
+{
+	struct spawn_ask asks[SPAWN_MAX];
+	struct epoll_event ev;
+	int asked[SPAWN_MAX], err = 0;
+
+	for (int i = 0; i < batch; i++) {
+		asked[i] = spawn_ask(specs[i], &asks[i]) == 0;
+		if (!asked[i])
+			spawn_runners(&specs[i], 1, &pids[i], &rfds[i], &err);
+	}
+	for (int i = 0; i < batch; i++) {
+		int give_up = 0;
+
+		while (asked[i] &&
+		    !spawn_answer(
+		        specs[i], &asks[i], give_up, &pids[i], &rfds[i], &err))
+			give_up = epoll_wait(epfd, &ev, 1, SPAWN_REPLY_MS) == 0;
+		if (pids[i] == -1) {
+			errno = err;
+			die("spawn_runners");
+		}
+	}
+}
+
 /* n runs through the helper, k in flight; returns runs per second. */
 static double
 runner_path(int n, int k)
@@ -80,10 +113,14 @@ runner_path(int n, int k)
 	const struct run_spec *specs[SPAWN_MAX];
 	struct pollfd fds[INFLIGHT_MAX];
 	pid_t pids[SPAWN_MAX];
-	int rfds[SPAWN_MAX], errs[SPAWN_MAX], open = 0, started = 0, reaped = 0;
+	int rfds[SPAWN_MAX], open = 0, started = 0, reaped = 0;
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	char buf[4096];
 	double t0 = now_s();
 
+	if (epfd == -1)
+		die("epoll_create1");
+	zygote_watch(epfd, NULL);
 	for (int i = 0; i < SPAWN_MAX; i++)
 		specs[i] = &spec;
 	while (reaped < n) {
@@ -94,12 +131,8 @@ runner_path(int n, int k)
 		if (batch > SPAWN_MAX)
 			batch = SPAWN_MAX;
 		if (batch > 0) {
-			spawn_runners(specs, batch, pids, rfds, errs);
+			start_batch(epfd, specs, batch, pids, rfds);
 			for (int i = 0; i < batch; i++) {
-				if (pids[i] == -1) {
-					errno = errs[i];
-					die("spawn_runners");
-				}
 				fds[open].fd = rfds[i];
 				fds[open++].events = POLLIN;
 			}
@@ -122,6 +155,7 @@ runner_path(int n, int k)
 		}
 		reaped += reap(open == 0);
 	}
+	close(epfd);
 	return n / (now_s() - t0);
 }
 

@@ -121,6 +121,7 @@ db_connect(const struct db_where *w)
 		config_clear(&cf);
 		return NULL;
 	}
+	db_configure(cf.db_timeout_ms);
 	if ((db = db_open(cf.database_url, err, sizeof(err))) == NULL)
 		log_warnx("%s", err);
 	config_clear(&cf);

@@ -78,6 +78,8 @@ struct config_key {
 static const struct config_key config_keys[] = {
     CONFIG_KEY(database_url, char *, CONFIG_TYPE_CONNINFO, 0, CONFIG_URL_MAX,
         "postgresql:///cronvisor", "libpq conninfo or URI of the database"),
+    CONFIG_KEY_INT(db_timeout_ms, 100, 600000, "10000",
+        "ms a database statement, connect or silent connection may take"),
     CONFIG_KEY_STR(redis_url, CONFIG_URL_MAX, "redis://127.0.0.1:6379",
         "Redis server of redis targets that name none"),
     CONFIG_KEY_STR(receiver_url, CONFIG_URL_MAX, "",

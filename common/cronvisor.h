@@ -34,6 +34,11 @@
 
 #define CV_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
+/* clock.c: the clocks (monotonic: waits and durations; real: instants). */
+int64_t clock_ms(void);
+int64_t clock_us(void);
+int64_t clock_real_us(void);
+
 /* log.c: the OpenBSD-shaped logger; everything goes to stderr. */
 enum log_level {
 	LOG_LEVEL_WARN,  /* warnings and errors only */
@@ -353,6 +358,7 @@ struct config {
 	int64_t max_concurrent_runs; /* runs in flight per supervisor */
 	int64_t claim_batch;         /* schedules claimed per transaction */
 	int64_t claim_ahead_ms;      /* claim this long before the instant */
+	int64_t db_timeout_ms;       /* statement/connect/keepalive limit */
 	int64_t heartbeat_seconds;   /* how often a supervisor heartbeats */
 	int64_t lease_seconds;       /* heartbeat age that declares it dead */
 	int64_t shutdown_grace_seconds;  /* SIGTERM: how long runs may finish */
@@ -406,7 +412,13 @@ enum db_err {
 	DB_ERR_CONSTRAINT, /* another integrity violation (class 23) */
 	DB_ERR_OTHER,      /* anything else */
 };
+#define DB_WAIT_READ  1 /* db_set_wait(): the socket readable */
+#define DB_WAIT_WRITE 2 /* writable */
 struct db *db_open(const char *conninfo, char *err, size_t errlen);
+void db_configure(int64_t timeout_ms);
+void db_set_wait(struct db *db,
+    int (*wait)(void *arg, int fd, int events, int64_t timeout_ms), void *arg);
+int db_wait_poll(void *arg, int fd, int events, int64_t timeout_ms);
 void db_close(struct db *db);
 int db_ok(const struct db *db);
 int db_reset(struct db *db, char *err, size_t errlen);

@@ -11,6 +11,7 @@
  * must be used by one thread at a time; distinct ones are independent.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,10 @@
 
 #include "cronvisor.h"
 
-#define DB_MASK            "***" /* what a password becomes in messages */
-#define DB_CONNECT_TIMEOUT "10"  /* seconds, unless the conninfo says */
-#define DB_SECRETS_MAX     4     /* password spellings scrubbed */
-#define DB_STMT_MAX        64    /* statements prepared per connection */
+#define DB_MASK        "***" /* what a password becomes in messages */
+#define DB_SLACK_MS    1000  /* a statement's wait beyond the server's */
+#define DB_SECRETS_MAX 4     /* password spellings scrubbed */
+#define DB_STMT_MAX    64    /* statements prepared per connection */
 
 /*
  * A statement prepared on the connection.  PostgreSQL spends most of a
@@ -45,7 +46,19 @@ struct db {
 	struct db_stmt stmts[DB_STMT_MAX]; /* prepared on this connection */
 	size_t nstmts;                     /* entries in stmts */
 	char *session; /* db_session()'s statements, run again by db_reset */
+	/* Asynchronous use (db_set_wait()): how to wait for the socket. */
+	int (*wait)(void *arg, int fd, int events, int64_t timeout_ms);
+	void *wait_arg; /* its first argument */
+	int broken;     /* a statement's answer was given up: db_reset() */
 };
+
+/*
+ * The time limit of every connection this process opens (db_configure()):
+ * the statement timeout, the TCP user timeout, the keepalives that find a
+ * peer gone quiet, the connect timeout, and in asynchronous use how long
+ * a statement's answer is waited for.
+ */
+static int64_t db_timeout_ms = 10000;
 
 struct db_rows {
 	PGresult *res; /* a PGRES_TUPLES_OK or PGRES_COMMAND_OK result */
@@ -237,19 +250,38 @@ db_succeed(struct db *db)
 
 /*
  * Connects to the database conninfo names (a libpq conninfo string or a
- * postgresql:// URI; a connect_timeout of 10 s unless it sets one), and
- * blocks until connected or failed.  Returns the connection, owned by the
- * caller and released with db_close(); or NULL with the reason in err,
- * which never contains the password.
+ * postgresql:// URI), and blocks until connected or failed.  Every
+ * connection gets the time limit of db_configure() (10 s by default) as
+ * its statement_timeout, its tcp_user_timeout (unacknowledged data) and
+ * its connect_timeout (whole seconds, at least 2), and TCP keepalives
+ * that give up on a silent peer within about the same time (idle a half
+ * of it, then three probes a quarter apart); the conninfo may set any of
+ * these itself (an `options` of its own replaces the statement_timeout).
+ * Returns the connection, owned by the caller and released with db_close(); or
+ * NULL with the reason in err, which never contains the password.
  */
 struct db *
 db_open(const char *conninfo, char *err, size_t errlen)
 {
-	const char *keys[] = {
-	    "connect_timeout", "fallback_application_name", "dbname", NULL};
-	const char *vals[] = {DB_CONNECT_TIMEOUT, "cronvisor", conninfo, NULL};
+	char ct[24], idle[24], intvl[24], user[24], opts[64];
+	const char *keys[] = {"connect_timeout", "keepalives",
+	    "keepalives_idle", "keepalives_interval", "keepalives_count",
+	    "tcp_user_timeout", "options", "fallback_application_name",
+	    "dbname", NULL};
+	const char *vals[] = {
+	    ct, "1", idle, intvl, "3", user, opts, "cronvisor", conninfo, NULL};
+	int64_t t = db_timeout_ms;
 	struct db *db;
 
+	/* libpq counts the connect timeout in whole seconds, at least 2. */
+	snprintf(ct, sizeof(ct), "%lld",
+	    (long long)((t + 999) / 1000 < 2 ? 2 : (t + 999) / 1000));
+	snprintf(idle, sizeof(idle), "%lld",
+	    (long long)(t / 2000 < 1 ? 1 : t / 2000));
+	snprintf(intvl, sizeof(intvl), "%lld",
+	    (long long)(t / 4000 < 1 ? 1 : t / 4000));
+	snprintf(user, sizeof(user), "%lld", (long long)t);
+	snprintf(opts, sizeof(opts), "-c statement_timeout=%lld", (long long)t);
 	if ((db = calloc(1, sizeof(*db))) == NULL ||
 	    (db->conninfo = strdup(conninfo)) == NULL) {
 		free(db);
@@ -267,6 +299,144 @@ db_open(const char *conninfo, char *err, size_t errlen)
 		return NULL;
 	}
 	return db;
+}
+
+/*
+ * Sets the time limit of the connections db_open() opens from now on, in
+ * ms (the configuration's db_timeout_ms); <= 0 leaves it.
+ */
+void
+db_configure(int64_t timeout_ms)
+{
+	if (timeout_ms > 0)
+		db_timeout_ms = timeout_ms;
+}
+
+/*
+ * Makes db asynchronous: its socket is non-blocking, and every call waits
+ * for an answer through wait(arg, fd, events, timeout_ms), which returns 0
+ * once fd is ready for events (DB_WAIT_READ, and DB_WAIT_WRITE while
+ * output waits to be sent; ready for either will do) or -1 when
+ * timeout_ms passed first.  The caller's wait may run other work (an
+ * event loop) meanwhile; it must not use db.  An answer not there within
+ * the time limit (db_configure()) and a second is given up: the call
+ * fails as a lost connection, and the connection is unusable until
+ * db_reset(), which reconnects through wait() as well.
+ */
+void
+db_set_wait(struct db *db,
+    int (*wait)(void *arg, int fd, int events, int64_t timeout_ms), void *arg)
+{
+	db->wait = wait;
+	db->wait_arg = arg;
+	PQsetnonblocking(db->conn, wait != NULL);
+}
+
+/* Waits for the socket until deadline; -1 (and broken) when it passed. */
+static int
+db_await(struct db *db, int events, int64_t deadline)
+{
+	int64_t left = deadline - clock_ms();
+
+	if (left <= 0 ||
+	    db->wait(db->wait_arg, PQsocket(db->conn), events, left) == -1) {
+		db->broken = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The answer to what was just sent (sent: the PQsend call's return), in
+ * asynchronous use: output flushed as the socket takes it, then results
+ * read as they come.  Returns the first failed result, else the last one;
+ * or NULL when nothing could be sent or read (the connection is gone, or
+ * broken: no answer in time).
+ */
+static PGresult *
+db_answer(struct db *db, int sent)
+{
+	int64_t deadline = clock_ms() + db_timeout_ms + DB_SLACK_MS;
+	PGresult *keep = NULL, *r;
+	ExecStatusType st;
+	int f;
+
+	if (!sent)
+		return NULL;
+	while ((f = PQflush(db->conn)) == 1)
+		if (db_await(db, DB_WAIT_READ | DB_WAIT_WRITE, deadline) ==
+		        -1 ||
+		    PQconsumeInput(db->conn) == 0)
+			return NULL;
+	if (f == -1)
+		return NULL;
+	for (;;) {
+		while (PQisBusy(db->conn))
+			if (db_await(db, DB_WAIT_READ, deadline) == -1 ||
+			    PQconsumeInput(db->conn) == 0) {
+				PQclear(keep);
+				return NULL;
+			}
+		if ((r = PQgetResult(db->conn)) == NULL)
+			return keep;
+		st = keep != NULL ? PQresultStatus(keep) : PGRES_COMMAND_OK;
+		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+			PQclear(keep);
+			keep = r;
+		} else {
+			PQclear(r);
+		}
+	}
+}
+
+/*
+ * PQresetStart() and its polls, in asynchronous use: the socket may
+ * change from one poll to the next.  Returns 0 when connected, or -1.
+ */
+static int
+db_reset_async(struct db *db)
+{
+	int64_t t = db_timeout_ms < 2000 ? 2000 : db_timeout_ms;
+	int64_t deadline = clock_ms() + t;
+	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+
+	if (PQresetStart(db->conn) == 0)
+		return -1;
+	while (st != PGRES_POLLING_OK) {
+		if (st == PGRES_POLLING_FAILED ||
+		    db_await(db,
+		        st == PGRES_POLLING_WRITING ? DB_WAIT_WRITE
+		                                    : DB_WAIT_READ,
+		        deadline) == -1)
+			return -1;
+		st = PQresetPoll(db->conn);
+	}
+	PQsetnonblocking(db->conn, 1);
+	return 0;
+}
+
+/*
+ * Blocks in poll() for db_set_wait()'s callers that have no loop of their
+ * own at that moment (a start, a stop): the same contract as wait().
+ */
+int
+db_wait_poll(void *arg, int fd, int events, int64_t timeout_ms)
+{
+	struct pollfd pfd = {.fd = fd,
+	    .events = (short)((events & DB_WAIT_READ ? POLLIN : 0) |
+	        (events & DB_WAIT_WRITE ? POLLOUT : 0))};
+	int64_t end = clock_ms() + timeout_ms, left;
+	int r;
+
+	(void)arg;
+	while ((left = end - clock_ms()) > 0) {
+		r = poll(&pfd, 1, left > 60000 ? 60000 : (int)left);
+		if (r > 0)
+			return 0;
+		if (r == -1 && errno != EINTR)
+			return -1;
+	}
+	return -1;
 }
 
 /* Closes the connection and frees db; NULL is fine. */
@@ -299,7 +469,7 @@ db_close(struct db *db)
 int
 db_ok(const struct db *db)
 {
-	return PQstatus(db->conn) == CONNECTION_OK;
+	return !db->broken && PQstatus(db->conn) == CONNECTION_OK;
 }
 
 /*
@@ -312,7 +482,11 @@ int
 db_reset(struct db *db, char *err, size_t errlen)
 {
 	db_stmts_clear(db);
-	PQreset(db->conn);
+	db->broken = 0;
+	if (db->wait == NULL)
+		PQreset(db->conn);
+	else if (db_reset_async(db) == -1)
+		db->broken = 0; /* PQstatus() says it */
 	if (PQstatus(db->conn) != CONNECTION_OK) {
 		db_fail(db, NULL, NULL, 0);
 		db_message(err, errlen, "cannot reconnect to the database: ",
@@ -381,7 +555,9 @@ db_prepared(
 		return 0;
 	if (i == DB_STMT_MAX || (db->stmts[i].sql = strdup(sql)) == NULL)
 		return 1;
-	*res = PQprepare(db->conn, name, sql, nparams, NULL);
+	*res = db->wait != NULL
+	    ? db_answer(db, PQsendPrepare(db->conn, name, sql, nparams, NULL))
+	    : PQprepare(db->conn, name, sql, nparams, NULL);
 	if (*res == NULL || PQresultStatus(*res) != PGRES_COMMAND_OK) {
 		free(db->stmts[i].sql);
 		return -1;
@@ -393,6 +569,22 @@ db_prepared(
 	return 0;
 }
 
+/*
+ * The failure of a call on a connection whose answer was given up (no
+ * answer within the time limit): lost, until db_reset().  Returns NULL.
+ */
+static PGresult *
+db_gone(struct db *db, char *err, size_t errlen)
+{
+	memcpy(db->sqlstate, "08006", 6);
+	db->kind = DB_ERR_CONNECTION;
+	log_errbuf(err, errlen,
+	    "no answer from the database within %lld ms (db_timeout_ms); "
+	    "the connection is given up (SQLSTATE 08006)",
+	    (long long)(db_timeout_ms + DB_SLACK_MS));
+	return NULL;
+}
+
 static PGresult *
 db_run(struct db *db, const char *sql, int nparams, const char *const *params,
     char *err, size_t errlen)
@@ -402,7 +594,22 @@ db_run(struct db *db, const char *sql, int nparams, const char *const *params,
 	char name[16];
 	int r;
 
-	if (nparams == 0)
+	if (db->broken)
+		return db_gone(db, err, errlen);
+	if (db->wait != NULL) {
+		if (nparams == 0)
+			res = db_answer(db, PQsendQuery(db->conn, sql));
+		else if ((r = db_prepared(db, sql, nparams, name, &res)) == 0)
+			res = db_answer(db,
+			    PQsendQueryPrepared(db->conn, name, nparams, params,
+			        NULL, NULL, 0));
+		else if (r == 1)
+			res = db_answer(db,
+			    PQsendQueryParams(db->conn, sql, nparams, NULL,
+			        params, NULL, NULL, 0));
+		if (db->broken)
+			return PQclear(res), db_gone(db, err, errlen);
+	} else if (nparams == 0)
 		res = PQexec(db->conn, sql);
 	else if ((r = db_prepared(db, sql, nparams, name, &res)) == 0)
 		res = PQexecPrepared(
@@ -659,6 +866,10 @@ db_notifies(struct db *db,
 	PGnotify *n;
 	int count = 0;
 
+	if (db->broken) {
+		db_gone(db, err, errlen);
+		return -1;
+	}
 	if (PQconsumeInput(db->conn) == 0 ||
 	    PQstatus(db->conn) != CONNECTION_OK) {
 		db_fail(db, NULL, NULL, 0);

@@ -203,7 +203,13 @@ migrate_run(struct db *db,
 	char why[CV_ERRLEN];
 	int rc;
 
-	if (migrate_lock(db, 1, err, errlen) == -1)
+	/*
+	 * A migration may rewrite a large table, and the lock may be held by
+	 * another migration for as long: no statement time limit here.
+	 */
+	if (db_exec(db, "SET statement_timeout = 0", 0, NULL, err, errlen) ==
+	        -1 ||
+	    migrate_lock(db, 1, err, errlen) == -1)
 		return -1;
 	rc = migrate_locked(db, applied, arg, err, errlen);
 	/* A lost connection has released the lock with the session. */

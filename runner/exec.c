@@ -69,15 +69,6 @@ struct exec_watch {
 	struct tail tail;            /* the output's tail */
 };
 
-static int64_t
-exec_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /*
  * The target's process group, to signal in one call, while the target is
  * not reaped: after that its pid, and so the group's id, could belong to
@@ -107,7 +98,7 @@ exec_set_state(struct exec_watch *w, enum exec_state next)
 	}
 	w->state = next;
 	if (next == EXEC_STATE_STOPPING) {
-		w->grace_end = exec_now() + w->spec->kill_grace * 1000000;
+		w->grace_end = clock_us() + w->spec->kill_grace * 1000000;
 		tree_signal(exec_pgid(w), SIGTERM);
 	} else if (next == EXEC_STATE_KILLING) {
 		tree_signal(exec_pgid(w), SIGKILL);
@@ -160,7 +151,7 @@ exec_reap(struct exec_watch *w)
 		if (pid == w->pid) {
 			w->reaped = 1;
 			w->wstatus = st;
-			w->end = exec_now();
+			w->end = clock_us();
 		} else {
 			log_debug(
 			    "exec: reaped process %d of the tree", (int)pid);
@@ -217,7 +208,7 @@ exec_step(struct exec_watch *w)
 		exec_set_state(w, EXEC_STATE_STOPPING);
 		break;
 	case EXEC_STATE_STOPPING:
-		if (exec_now() >= w->grace_end)
+		if (clock_us() >= w->grace_end)
 			exec_set_state(w, EXEC_STATE_KILLING);
 		break;
 	case EXEC_STATE_KILLING:
@@ -238,7 +229,7 @@ exec_timeout(const struct exec_watch *w)
 		return EXEC_KILL_RETRY;
 	if (w->state != EXEC_STATE_STOPPING)
 		return -1;
-	left = (w->grace_end - exec_now() + 999) / 1000;
+	left = (w->grace_end - clock_us() + 999) / 1000;
 	return left < 0 ? 0 : left > 60000 ? 60000 : (int)left;
 }
 
@@ -302,7 +293,7 @@ exec_start(struct exec_watch *w, struct result *res)
 		target_main(w->spec, out[1], st[1]);
 	}
 	/* The target has called execve() (or failed): it starts now. */
-	w->start = exec_now();
+	w->start = clock_us();
 	/* Also here, so that no signal can race the child's own setpgid. */
 	(void)setpgid(w->pid, w->pid);
 	close(out[1]);
@@ -376,7 +367,7 @@ exec_finish(struct exec_watch *w, struct result *res)
 		target_describe(w->spec, &te, res);
 	else
 		exec_outcome(w, res);
-	res->duration_us = (w->reaped ? w->end : exec_now()) - w->start;
+	res->duration_us = (w->reaped ? w->end : clock_us()) - w->start;
 	if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
 		res->cpu_user_us =
 		    (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;

@@ -443,15 +443,6 @@ http_us(const struct timeval *tv)
 	return (int64_t)tv->tv_sec * 1000000 + tv->tv_usec;
 }
 
-static int64_t
-http_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Releases what c holds. */
 static void
 http_clear(struct http_call *c)
@@ -510,7 +501,7 @@ http_run(const struct run_spec *spec, int sfd, struct result *res)
 	struct rusage r0, r1;
 	char msg[RESULT_ERROR_MAX] = "";
 	size_t cap = spec->output_tail;
-	int64_t t0 = http_now();
+	int64_t t0 = clock_us();
 
 	getrusage(RUSAGE_SELF, &r0);
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
@@ -529,7 +520,7 @@ http_run(const struct run_spec *spec, int sfd, struct result *res)
 		if (tail_take(&c->tail, res) == -1)
 			log_warn("http: keeping the response");
 	}
-	res->duration_us = http_now() - t0;
+	res->duration_us = clock_us() - t0;
 	getrusage(RUSAGE_SELF, &r1);
 	res->cpu_user_us = http_us(&r1.ru_utime) - http_us(&r0.ru_utime);
 	res->cpu_sys_us = http_us(&r1.ru_stime) - http_us(&r0.ru_stime);

@@ -82,37 +82,77 @@ spawn_runner(const struct run_spec *spec, int *result_fd)
 /*
  * spawn_runner() for n runs (at most SPAWN_MAX): pids[i], result_fds[i]
  * and errs[i] (the errno of a -1) are what it returns and sets for
- * specs[i].  The helper is asked for every runner before the first
- * answer is read: it forks them back to back, and the supervisor waits
- * once for all of them rather than once for each.
+ * specs[i].  Every runner is forked here; the supervisor asks the helper
+ * for exec runs first (spawn_ask()).
  */
 void
 spawn_runners(const struct run_spec *const *specs, int n, pid_t *pids,
     int *result_fds, int *errs)
 {
-	struct zygote_sent sent[SPAWN_MAX];
-	int p[SPAWN_MAX][2], perr[SPAWN_MAX];
 	pid_t parent = getpid();
+	int p[2];
 
-	for (int i = 0; i < n && i < SPAWN_MAX; i++) {
-		sent[i].go = -1;
-		if (pipe2(p[i], O_CLOEXEC) == -1) {
-			perr[i] = errno;
-			continue;
-		}
-		perr[i] = 0;
-#ifndef CV_TESTING /* the test build's faults are in this file's child */
-		(void)zygote_send(specs[i], p[i][1], &sent[i]);
-#endif
-	}
 	for (int i = 0; i < n; i++) {
 		pids[i] = -1;
-		errs[i] = i < SPAWN_MAX ? perr[i] : EINVAL;
-		if (errs[i] != 0)
+		if (i >= SPAWN_MAX) {
+			errs[i] = EINVAL;
 			continue;
-		/* -1: not sent or not forked there; forked here then. */
-		pids[i] = spawn_finish(specs[i], p[i], zygote_collect(&sent[i]),
-		    parent, &result_fds[i]);
+		}
+		if (pipe2(p, O_CLOEXEC) == -1) {
+			errs[i] = errno;
+			continue;
+		}
+		pids[i] = spawn_finish(specs[i], p, -1, parent, &result_fds[i]);
 		errs[i] = pids[i] == -1 ? errno : 0;
 	}
+}
+
+/*
+ * Asks the runner helper to fork the runner of spec (an exec run) and
+ * returns 0 without waiting for its answer: the caller watches the
+ * helper's socket (zygote_watch()) and calls spawn_answer() for its asks
+ * in the order it made them.  Returns -1 (nothing left open) when the
+ * helper cannot be asked: the caller forks the runner at once
+ * (spawn_runners()).
+ */
+int
+spawn_ask(const struct run_spec *spec, struct spawn_ask *a)
+{
+#ifdef CV_TESTING /* the test build's faults are in this file's child */
+	(void)spec;
+	(void)a;
+	return -1;
+#else
+	if (pipe2(a->p, O_CLOEXEC) == -1)
+		return -1;
+	if (zygote_send(spec, a->p[1], &a->z) == -1) {
+		close(a->p[0]);
+		close(a->p[1]);
+		return -1;
+	}
+	a->parent = getpid();
+	a->sent_ms = clock_ms();
+	return 0;
+#endif
+}
+
+/*
+ * The answer to spawn_ask() a, without waiting: 0 while it has not come
+ * (and give_up is 0); else 1 with *pid (-1: *err says why), *result_fd as
+ * spawn_runner() sets them.  Without an answer from the helper (it is
+ * gone, it refused, or give_up: it took more than SPAWN_REPLY_MS and is
+ * dropped as wedged) the runner is forked here.
+ */
+int
+spawn_answer(const struct run_spec *spec, struct spawn_ask *a, int give_up,
+    pid_t *pid, int *result_fd, int *err)
+{
+	int pending;
+	pid_t got = zygote_collect(&a->z, give_up, &pending);
+
+	if (pending)
+		return 0;
+	*pid = spawn_finish(spec, a->p, got, a->parent, result_fd);
+	*err = *pid == -1 ? errno : 0;
+	return 1;
 }

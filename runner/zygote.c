@@ -26,11 +26,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -42,7 +42,6 @@
 
 #define ZYGOTE_FD        3             /* the helper's end of the socket */
 #define ZYGOTE_MSG_MAX   (1024 * 1024) /* largest spec the helper takes */
-#define ZYGOTE_REPLY_MS  2000          /* the helper's answer, at most */
 #define ZYGOTE_RETRY_MS  1000          /* a dead helper is replaced after */
 #define ZYGOTE_WEDGED_MS 60000         /* and one that did not answer */
 #define ZYGOTE_OLD       8             /* helpers gone, not yet reaped */
@@ -63,15 +62,31 @@ static struct {
 	char path[PATH_MAX];   /* the helper's executable, "" if none */
 	int exe;               /* and that file, opened O_PATH, or -1 */
 	unsigned gen;          /* how many helpers were dropped */
-} zy = {.fd = -1, .exe = -1};
+	int epfd;  /* the loop watching fd (zygote_watch()), or -1 */
+	void *tag; /* and its epoll data for it */
+} zy = {.fd = -1, .exe = -1, .epfd = -1};
 
-static int64_t
-zygote_now_ms(void)
+/* Watches the helper's socket in the supervisor's loop, if it has one. */
+static void
+zygote_watch_fd(void)
 {
-	struct timespec ts;
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = zy.tag};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	if (zy.epfd != -1 && zy.fd != -1 &&
+	    epoll_ctl(zy.epfd, EPOLL_CTL_ADD, zy.fd, &ev) == -1)
+		log_warn("runner helper: epoll_ctl");
+}
+
+/* Closes the helper's socket, unwatched first. */
+static void
+zygote_close(void)
+{
+	if (zy.fd == -1)
+		return;
+	if (zy.epfd != -1)
+		(void)epoll_ctl(zy.epfd, EPOLL_CTL_DEL, zy.fd, NULL);
+	close(zy.fd);
+	zy.fd = -1;
 }
 
 /*
@@ -139,12 +154,10 @@ zygote_drop(const char *why, int alive, int64_t retry_ms)
 			zy.old[0] = zy.pid;
 		}
 	}
-	if (zy.fd != -1)
-		close(zy.fd);
-	zy.fd = -1;
+	zygote_close();
 	zy.pid = 0;
 	zy.gen++;
-	zy.retry_ms = zygote_now_ms() + retry_ms;
+	zy.retry_ms = clock_ms() + retry_ms;
 }
 
 /*
@@ -163,9 +176,9 @@ zygote_start(void)
 
 	if (zy.pid > 0)
 		return 0;
-	if (zygote_now_ms() < zy.retry_ms)
+	if (clock_ms() < zy.retry_ms)
 		return -1;
-	zy.retry_ms = zygote_now_ms() + ZYGOTE_RETRY_MS;
+	zy.retry_ms = clock_ms() + ZYGOTE_RETRY_MS;
 	if (zygote_find() == NULL) {
 		if (!zy.missing)
 			log_warnx("runner helper: no cronvisor-runner beside "
@@ -207,6 +220,7 @@ zygote_start(void)
 	}
 	zy.pid = pid;
 	zy.fd = sv[0];
+	zygote_watch_fd();
 	log_info("runner helper %d started (%s)", (int)pid, zy.path);
 	return 0;
 }
@@ -294,33 +308,46 @@ zygote_send(const struct run_spec *spec, int result_wr, struct zygote_sent *z)
 
 /*
  * The helper's answer to the zygote_send() of *z, answers being read in
- * the order of the sends.  Returns the runner's pid (the supervisor's
- * child), or -1 if the caller is to fork the runner itself.
+ * the order of the sends, without waiting: the supervisor watches the
+ * helper's socket in its event loop (zygote_watch()).  Returns the
+ * runner's pid (the supervisor's child), or -1 if the caller is to fork
+ * the runner itself; or -1 with *pending set (and *z kept) when the
+ * answer has not come yet.  give_up: the answer is overdue, the helper
+ * counts as wedged and is dropped (and with it every answer awaited).
  */
 pid_t
-zygote_collect(struct zygote_sent *z)
+zygote_collect(struct zygote_sent *z, int give_up, int *pending)
 {
 	struct zygote_reply rep;
-	struct pollfd pfd;
 	ssize_t n;
-	int r, go = z->go;
+	int go = z->go;
 
-	z->go = -1;
+	*pending = 0;
 	if (go == -1)
 		return -1;
 	/* Its helper was dropped since: that runner never gets its byte. */
 	if (z->gen != zy.gen || zy.fd == -1) {
+		z->go = -1;
 		close(go);
 		return -1;
 	}
-	pfd = (struct pollfd){.fd = zy.fd, .events = POLLIN};
-	while ((r = poll(&pfd, 1, ZYGOTE_REPLY_MS)) == -1 && errno == EINTR)
-		;
-	if (r != 1 ||
-	    (n = recv(zy.fd, &rep, sizeof(rep), 0)) != (ssize_t)sizeof(rep)) {
+	if (give_up) {
 		/* A helper that does not answer may never: not soon again. */
-		zygote_drop(r == 0 ? "no answer" : "gone", 1,
-		    r == 0 ? ZYGOTE_WEDGED_MS : ZYGOTE_RETRY_MS);
+		zygote_drop("no answer", 1, ZYGOTE_WEDGED_MS);
+		z->go = -1;
+		close(go);
+		return -1;
+	}
+	while ((n = recv(zy.fd, &rep, sizeof(rep), MSG_DONTWAIT)) == -1 &&
+	    errno == EINTR)
+		;
+	if (n == -1 && errno == EAGAIN) {
+		*pending = 1;
+		return -1;
+	}
+	z->go = -1;
+	if (n != (ssize_t)sizeof(rep)) {
+		zygote_drop("gone", 1, ZYGOTE_RETRY_MS);
 		close(go);
 		return -1;
 	}
@@ -341,6 +368,19 @@ zygote_collect(struct zygote_sent *z)
 		log_warn("run %s: starting its runner", z->run_id);
 	close(go);
 	return (pid_t)rep.pid;
+}
+
+/*
+ * Has the helper's socket watched for input in the event loop epfd (with
+ * tag as its epoll data) from now on: each helper's, from its start to
+ * its drop, so that the answers of zygote_collect() wake the loop.
+ */
+void
+zygote_watch(int epfd, void *tag)
+{
+	zy.epfd = epfd;
+	zy.tag = tag;
+	zygote_watch_fd();
 }
 
 /*
@@ -374,8 +414,7 @@ zygote_stop(void)
 {
 	struct timespec tick = {0, 10 * 1000000};
 
-	if (zy.fd != -1)
-		close(zy.fd);
+	zygote_close();
 	for (int i = 0; zy.pid > 0 && i < 500; i++) {
 		if (waitpid(zy.pid, NULL, WNOHANG) != 0)
 			break;

@@ -7,8 +7,13 @@
  * connection (LISTEN cronvisor_wake: a schedule changed) and one result
  * pipe per live runner.  Each turn it claims what is due while there is
  * capacity, forks runners, writes finished results, heartbeats and
- * declares the runs of dead supervisors lost.  Nothing in the loop sleeps;
- * the database calls are the only waits, and they are short.
+ * declares the runs of dead supervisors lost.  Nothing in the loop sleeps
+ * or waits on the network: the database work runs as tasks (task.c) whose
+ * statements wait in this loop's epoll, with a time limit, so that the
+ * loop goes on reaping runners, reading their results and enforcing
+ * their deadlines while the database is slow, silent or away; and a
+ * supervisor that cannot renew its lease stops its runs before a peer may
+ * take them over (fence()).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,11 +32,15 @@
 
 #define DB_BACKOFF_MIN  500         /* ms before the first reconnect */
 #define DB_BACKOFF_MAX  30000       /* ms between reconnects at most */
+#define DB_REDO_MAX     5000        /* ms after a failed statement at most */
+#define FENCE_SLACK_MS  1000        /* the runner's kill and reap, in ms */
+#define GATHER_MS       2           /* results gathered into one write, ms */
+#define GATHER_MAX_MS   20          /* and at most that long */
 #define POLL_MS         30000       /* claim at least this often, in ms */
 #define TRIGGER_POLL_MS 250         /* while a trigger request waits, in ms */
 #define TAG_SIGNAL      ((void *)1) /* epoll data of the signalfd */
 #define TAG_TIMER       ((void *)2) /* of the timerfd */
-#define TAG_DB          ((void *)3) /* of the database socket */
+#define TAG_HELPER      ((void *)4) /* of the runner helper's socket */
 
 struct supervisor sv;
 
@@ -54,7 +63,35 @@ jobs_live(void)
 
 	for (struct job *j = sv.jobs; j; j = j->next)
 		n += j->state != JOB_DONE;
-	return n;
+	return n + sv.nfresh;
+}
+
+/*
+ * When the results that wait are to be written (CLOCK_MONOTONIC ms), or
+ * INT64_MAX if none waits: once no other run has ended for GATHER_MS, or
+ * GATHER_MAX_MS after the first of them ended.  The runs of a burst end
+ * within milliseconds of each other, and their results are written in one
+ * transaction rather than one by one as they trickle in (the write no
+ * longer holds the loop while the others end).  A run's finished_at is
+ * when it ended, whenever its result is written.
+ */
+static int64_t
+jobs_ended(void)
+{
+	int64_t first = INT64_MAX, last = 0;
+
+	for (struct job *j = sv.jobs; j; j = j->next) {
+		if (j->state != JOB_ENDED)
+			continue;
+		if (j->ended_ms < first)
+			first = j->ended_ms;
+		if (j->ended_ms > last)
+			last = j->ended_ms;
+	}
+	if (first == INT64_MAX)
+		return INT64_MAX;
+	return last + GATHER_MS < first + GATHER_MAX_MS ? last + GATHER_MS
+	                                                : first + GATHER_MAX_MS;
 }
 
 /*
@@ -148,13 +185,18 @@ set:
 		fatal("timerfd_settime");
 }
 
-/* Moves the jobs of a claim to ours and starts their runners. */
+/*
+ * Moves the jobs the last claims left in sv.fresh to ours and starts their
+ * runners: in the loop, on its own stack, never in a task.
+ */
 static void
-start_jobs(struct job *jobs)
+start_fresh(void)
 {
-	struct job *v[SPAWN_MAX], *j;
+	struct job *v[SPAWN_MAX], *j, *jobs = sv.fresh;
 	int n = 0;
 
+	sv.fresh = NULL;
+	sv.nfresh = 0;
 	while ((j = jobs) != NULL) {
 		jobs = j->next;
 		j->next = sv.jobs;
@@ -167,16 +209,20 @@ start_jobs(struct job *jobs)
 	}
 }
 
+static void heartbeat(int64_t now_ms);
+
 /*
  * Claims trigger-now requests and due schedules while there is capacity,
- * and starts their runs; a claim that takes fewer rows than it may means
- * nothing more is pending.
+ * and leaves their runs in sv.fresh for the loop to start (it starts them
+ * while the next claim runs); a claim that takes fewer rows than it may
+ * means nothing more is pending.  A heartbeat that comes due meanwhile
+ * goes first.
  */
 static void
 claim(void)
 {
 	char err[CV_ERRLEN];
-	struct job *jobs;
+	struct job *jobs, **tail;
 	int room, limit, n;
 
 	sv.want_claim = 0;
@@ -188,9 +234,17 @@ claim(void)
 			db_failed(err);
 			return;
 		}
-		start_jobs(jobs);
-		if (n < limit)
+		for (tail = &jobs; *tail != NULL; tail = &(*tail)->next)
+			sv.nfresh++;
+		*tail = sv.fresh;
+		sv.fresh = jobs;
+		if (n < limit || sv.stopping || sv.fenced)
 			break;
+		if (clock_ms() >= sv.heartbeat_ms) {
+			heartbeat(clock_ms());
+			if (sv.db_down || sv.fenced)
+				return;
+		}
 	}
 	arm_timer();
 }
@@ -347,7 +401,10 @@ reap(void)
 	}
 }
 
-/* Reads the configuration again on SIGHUP; a bad file changes nothing. */
+/*
+ * Reads the configuration again on SIGHUP (between tasks: a task may hold
+ * pointers into it); a bad file changes nothing.
+ */
 static void
 reload(void)
 {
@@ -384,7 +441,7 @@ signals(void)
 			reap();
 			break;
 		case SIGHUP:
-			reload();
+			sv.want_reload = 1;
 			break;
 		case SIGTERM:
 		case SIGINT:
@@ -394,7 +451,7 @@ signals(void)
 			}
 			sv.stopping = 1;
 			sv.stop_ms =
-			    job_now_ms() + sv.cf.shutdown_grace_seconds * 1000;
+			    clock_ms() + sv.cf.shutdown_grace_seconds * 1000;
 			log_info("stopping: %d runs in flight, grace %llds",
 			    jobs_live(),
 			    (long long)sv.cf.shutdown_grace_seconds);
@@ -417,42 +474,69 @@ wake(const char *channel, const char *payload, void *arg)
 }
 
 /*
- * Notes a database failure.  A lost connection stops claims and result
- * writes until db_reconnect() brings it back; results wait in memory.
+ * Notes a database failure, logged once (the same failure again is a
+ * debug message).  A lost connection (or one given up: no answer within
+ * db_timeout_ms) stops claims and result writes until the reconnect task
+ * brings it back, with a doubling backoff; results wait in memory and
+ * runs go on (until fence()).  Any other failure makes the loop wait a
+ * moment (doubling up to DB_REDO_MAX) before its next database work.
  */
 void
 db_failed(const char *err)
 {
-	log_warnx("database: %s", err);
-	if (db_error(sv.db) != DB_ERR_CONNECTION || sv.db_down)
-		return;
-	sv.db_down = 1;
-	sv.db_backoff_ms = DB_BACKOFF_MIN;
-	sv.db_retry_ms = job_now_ms() + sv.db_backoff_ms;
-	epoll_ctl(sv.epfd, EPOLL_CTL_DEL, sv.dbfd, NULL);
+	int64_t now = clock_ms(), cap;
+
+	if (strcmp(err, sv.db_last) != 0) {
+		log_warnx("database: %s%s", err,
+		    db_error(sv.db) == DB_ERR_CONNECTION && !sv.db_down
+		        ? "; reconnecting (runs go on, their results wait)"
+		        : "");
+		snprintf(sv.db_last, sizeof(sv.db_last), "%s", err);
+	} else {
+		log_debug("database: %s (again)", err);
+	}
+	cap =
+	    db_error(sv.db) == DB_ERR_CONNECTION ? DB_BACKOFF_MAX : DB_REDO_MAX;
+	if (!sv.db_failing)
+		sv.db_backoff_ms = DB_BACKOFF_MIN;
+	else if ((sv.db_backoff_ms *= 2) > cap)
+		sv.db_backoff_ms = cap;
+	if (!sv.db_failing && sv.db_lost_ms == 0)
+		sv.db_lost_ms = now;
+	sv.db_failing = 1;
+	sv.task_failed = 1;
+	sv.db_retry_ms = now + sv.db_backoff_ms;
+	if (db_error(sv.db) == DB_ERR_CONNECTION)
+		sv.db_down = 1;
 }
 
-/* Tries to reconnect, with a doubling backoff. */
+/* A task without failures: the database answers again. */
 static void
-db_reconnect(void)
+db_answered(void)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = TAG_DB};
+	if (!sv.db_failing)
+		return;
+	log_info("database is back after %lld ms",
+	    (long long)(clock_ms() - sv.db_lost_ms));
+	sv.db_failing = 0;
+	sv.db_lost_ms = 0;
+	sv.db_last[0] = '\0';
+}
+
+/* The task that reconnects (db_reset(), through the loop's epoll). */
+static void
+reconnect(void *arg)
+{
 	char err[CV_ERRLEN];
 
+	(void)arg;
 	if (db_reset(sv.db, err, sizeof(err)) == -1) {
-		log_warnx("database still away: %s", err);
-		sv.db_backoff_ms = sv.db_backoff_ms * 2 > DB_BACKOFF_MAX
-		    ? DB_BACKOFF_MAX
-		    : sv.db_backoff_ms * 2;
-		sv.db_retry_ms = job_now_ms() + sv.db_backoff_ms;
+		db_failed(err);
 		return;
 	}
-	log_info("database is back");
+	log_debug("database connection restored");
 	sv.db_down = 0;
 	sv.heartbeat_ms = 0; /* and reconcile() at once */
-	sv.dbfd = db_fd(sv.db);
-	if (epoll_ctl(sv.epfd, EPOLL_CTL_ADD, sv.dbfd, &ev) == -1)
-		fatal("epoll_ctl");
 	sv.want_claim = 1;
 }
 
@@ -535,6 +619,14 @@ heartbeat(int64_t now_ms)
 		retire(now_ms);
 		return;
 	}
+	if (r == 1) {
+		/* The row's heartbeat is no earlier than when it was sent. */
+		sv.lease_ok_ms = now_ms;
+		if (sv.fenced) {
+			log_info("lease renewed; claiming again");
+			sv.fenced = 0;
+		}
+	}
 	if (r == -1 || reconcile(now_ms, err, sizeof(err)) == -1 ||
 	    peer_reap_lost(
 	        sv.db, sv.id, sv.cf.lease_seconds, err, sizeof(err)) == -1 ||
@@ -550,58 +642,94 @@ heartbeat(int64_t now_ms)
 	sv.want_claim = 1;
 }
 
-/* How long epoll may wait: until the nearest deadline, in ms. */
-static int
-wait_ms(int64_t now_ms)
+/*
+ * When this supervisor stops its runs if its lease is not renewed by then:
+ * kill_grace_seconds (the runner's SIGTERM to SIGKILL of its target's
+ * tree) and a second before lease_seconds have passed since the last
+ * renewed heartbeat was sent (a peer's takeover may come from then on),
+ * and no earlier than two heartbeats after it (a heartbeat that is only
+ * late costs no run; configurations too tight for both are warned about).
+ */
+static int64_t
+fence_ms(void)
 {
-	int64_t next = sv.db_down ? sv.db_retry_ms : sv.heartbeat_ms;
+	int64_t at = sv.lease_ok_ms + sv.cf.lease_seconds * 1000 -
+	    sv.cf.kill_grace_seconds * 1000 - FENCE_SLACK_MS;
+	int64_t floor = sv.lease_ok_ms + 2 * sv.cf.heartbeat_seconds * 1000;
 
-	if (sv.poll_ms < next)
-		next = sv.poll_ms;
-	for (struct job *j = sv.jobs; j; j = j->next)
-		if (j->state == JOB_RUNNING && j->deadline_ms < next)
-			next = j->deadline_ms;
-	/* Until the runs were told to stop; after that stop_ms is past. */
-	if (sv.stopping && !sv.told && sv.stop_ms < next)
-		next = sv.stop_ms;
-	if ((sv.want_claim && !sv.stopping && !sv.db_down) || next <= now_ms)
-		return 0;
-	return next - now_ms > 60000 ? 60000 : (int)(next - now_ms);
+	return at > floor ? at : floor;
 }
 
-/* One turn's housekeeping before waiting. */
+/*
+ * Self-fencing: past fence_ms() without a renewed lease (the database
+ * away, silent or too slow), every run in flight is stopped and recorded
+ * interrupted once its result can be written; nothing is claimed until a
+ * heartbeat renews the lease.
+ */
 static void
-turn(int64_t now_ms)
+fence(int64_t now_ms)
 {
+	int n = 0;
+
+	if (now_ms < fence_ms())
+		return;
+	for (struct job *j = sv.jobs; j; j = j->next)
+		if (j->state == JOB_RUNNING && !j->reaped &&
+		    j->cause == REAP_EXITED) {
+			job_interrupt(
+			    j, REAP_FENCED, now_ms, sv.cf.kill_grace_seconds);
+			n++;
+		}
+	if (!sv.fenced || n > 0)
+		log_warnx("lease not renewed for %lld ms (lease_seconds %lld): "
+		          "stopping %d runs before another supervisor may "
+		          "take them over",
+		    (long long)(now_ms - sv.lease_ok_ms),
+		    (long long)sv.cf.lease_seconds, n);
+	sv.fenced = 1;
+}
+
+/* Is there database work for a task now? */
+static int
+db_work_due(int64_t now_ms)
+{
+	if (sv.db_down || (sv.db_failing && now_ms < sv.db_retry_ms))
+		return 0;
+	return sv.want_db || (sv.want_claim && !sv.stopping && !sv.fenced) ||
+	    now_ms >= sv.heartbeat_ms || now_ms >= sv.poll_ms ||
+	    now_ms >= jobs_ended();
+}
+
+/*
+ * The task of a turn with the database up: notifications, the heartbeat
+ * when due (first: the lease matters most), the results that wait, and a
+ * claim when one is wanted.
+ */
+static void
+db_work(void *arg)
+{
+	int64_t now_ms = clock_ms();
 	char err[CV_ERRLEN];
 
-	for (struct job *j = sv.jobs; j; j = j->next)
-		job_deadline(j, now_ms, sv.cf.kill_grace_seconds);
-	if (sv.stopping && now_ms >= sv.stop_ms) {
-		for (struct job *j = sv.jobs; j; j = j->next)
-			job_interrupt(
-			    j, REAP_SHUTDOWN, now_ms, sv.cf.kill_grace_seconds);
-		sv.told = 1;
-	}
-	if (sv.db_down) {
-		if (now_ms >= sv.db_retry_ms)
-			db_reconnect();
-		return;
-	}
+	(void)arg;
+	sv.want_db = 0;
+	sv.task_failed = 0;
 	if (db_notifies(sv.db, wake, NULL, err, sizeof(err)) == -1)
 		db_failed(err);
-	finish_ended();
-	if (now_ms >= sv.heartbeat_ms && !sv.db_down)
+	if (!sv.db_down && now_ms >= sv.heartbeat_ms)
 		heartbeat(now_ms);
+	/* Results gathered for a moment (jobs_ended()), unless stopping. */
+	if (!sv.db_down && (now_ms >= jobs_ended() || sv.stopping))
+		finish_ended();
 	/* A safety net under the timer and the notifications. */
 	if (now_ms >= sv.poll_ms) {
 		sv.poll_ms = now_ms + POLL_MS;
 		sv.want_claim = 1;
 	}
-	if (sv.want_claim && !sv.stopping && !sv.db_down)
+	if (sv.want_claim && !sv.stopping && !sv.fenced && !sv.db_down)
 		claim();
 	/*
-	 * A notification that arrived while this turn's statements ran was
+	 * A notification that arrived while this task's statements ran was
 	 * read by libpq together with their results: it waits in libpq's
 	 * queue, the socket no longer shows it and epoll would not wake for
 	 * it.  Take it now, so that a wake with nothing due (a trigger-now
@@ -610,6 +738,74 @@ turn(int64_t now_ms)
 	if (!sv.db_down &&
 	    db_notifies(sv.db, wake, NULL, err, sizeof(err)) == -1)
 		db_failed(err);
+	if (!sv.task_failed)
+		db_answered();
+}
+
+/* How long epoll may wait: until the nearest deadline, in ms. */
+static int
+wait_ms(int64_t now_ms)
+{
+	int64_t next = task_deadline(), t;
+
+	if ((t = job_asking_due()) < next)
+		next = t;
+	if (!task_busy()) {
+		if (sv.db_down || (sv.db_failing && now_ms < sv.db_retry_ms)) {
+			if (sv.db_retry_ms < next)
+				next = sv.db_retry_ms;
+		} else {
+			if (sv.heartbeat_ms < next)
+				next = sv.heartbeat_ms;
+			if (sv.poll_ms < next)
+				next = sv.poll_ms;
+			if ((t = jobs_ended()) < next)
+				next = t;
+		}
+		if (sv.want_reload || sv.nfresh > 0 || db_work_due(now_ms))
+			return 0;
+	}
+	for (struct job *j = sv.jobs; j; j = j->next)
+		if (j->state == JOB_RUNNING && j->deadline_ms < next)
+			next = j->deadline_ms;
+	if (!sv.fenced && jobs_live() > 0 && (t = fence_ms()) < next)
+		next = t;
+	/* Until the runs were told to stop; after that stop_ms is past. */
+	if (sv.stopping && !sv.told && sv.stop_ms < next)
+		next = sv.stop_ms;
+	if (next <= now_ms)
+		return 0;
+	return next - now_ms > 60000 ? 60000 : (int)(next - now_ms);
+}
+
+/* One turn's work before waiting. */
+static void
+turn(int64_t now_ms)
+{
+	if (sv.want_reload && !task_busy()) {
+		sv.want_reload = 0;
+		reload();
+	}
+	task_expired(now_ms);
+	start_fresh();
+	job_answers(sv.epfd, now_ms, sv.cf.kill_grace_seconds);
+	for (struct job *j = sv.jobs; j; j = j->next)
+		job_deadline(j, now_ms, sv.cf.kill_grace_seconds);
+	if (jobs_live() > 0)
+		fence(now_ms);
+	if (sv.stopping && now_ms >= sv.stop_ms) {
+		for (struct job *j = sv.jobs; j; j = j->next)
+			job_interrupt(
+			    j, REAP_SHUTDOWN, now_ms, sv.cf.kill_grace_seconds);
+		sv.told = 1;
+	}
+	if (!task_busy()) {
+		if (sv.db_down && now_ms >= sv.db_retry_ms)
+			task_run(reconnect, NULL);
+		else if (db_work_due(now_ms))
+			task_run(db_work, NULL);
+	}
+	start_fresh();
 }
 
 /* The event loop; returns when a stop is complete. */
@@ -621,12 +817,14 @@ loop(void)
 	int n;
 
 	sv.want_claim = 1;
+	sv.lease_ok_ms = clock_ms();
 	for (;;) {
-		turn(job_now_ms());
-		sweep();
-		if (sv.stopping && jobs_live() == 0)
+		turn(clock_ms());
+		if (!task_busy())
+			sweep();
+		if (sv.stopping && jobs_live() == 0 && !task_busy())
 			return;
-		n = epoll_wait(sv.epfd, evs, 64, wait_ms(job_now_ms()));
+		n = epoll_wait(sv.epfd, evs, 64, wait_ms(clock_ms()));
 		if (n == -1 && errno != EINTR)
 			fatal("epoll_wait");
 		for (int i = 0; i < n; i++) {
@@ -640,10 +838,23 @@ loop(void)
 				    errno != EAGAIN)
 					fatal("timerfd");
 				sv.want_claim = 1;
-			} else if (tag != TAG_DB)
+			} else if (tag == TASK_TAG) {
+				if (!task_ready())
+					sv.want_db = 1;
+			} else if (tag == TAG_HELPER)
+				job_answers(sv.epfd, clock_ms(),
+				    sv.cf.kill_grace_seconds);
+			else
 				job_readable(tag, sv.epfd);
 		}
 	}
+}
+
+/* The database socket now, or -1 (task.c watches it). */
+static int
+db_sock(void)
+{
+	return sv.db_down ? -1 : db_fd(sv.db);
 }
 
 /* The descriptors of the loop: signals, timer, database. */
@@ -669,10 +880,8 @@ setup_loop(void)
 	epoll_ctl(sv.epfd, EPOLL_CTL_ADD, sv.sigfd, &ev);
 	ev.data.ptr = TAG_TIMER;
 	epoll_ctl(sv.epfd, EPOLL_CTL_ADD, sv.timerfd, &ev);
-	ev.data.ptr = TAG_DB;
-	sv.dbfd = db_fd(sv.db);
-	if (epoll_ctl(sv.epfd, EPOLL_CTL_ADD, sv.dbfd, &ev) == -1)
-		fatal("epoll_ctl");
+	task_init(sv.epfd, db_sock);
+	zygote_watch(sv.epfd, TAG_HELPER);
 }
 
 /*
@@ -699,8 +908,11 @@ setup_db(void)
 {
 	char err[CV_ERRLEN];
 
+	db_configure(sv.cf.db_timeout_ms);
 	if ((sv.db = db_open(sv.cf.database_url, err, sizeof(err))) == NULL)
 		fatalx("database: %s", err);
+	/* Statements wait in the loop's tasks (before it: in poll()). */
+	db_set_wait(sv.db, task_wait, NULL);
 	if (db_session(sv.db, SESSION_SQL, err, sizeof(err)) == -1)
 		fatalx("database: %s", err);
 	if (migrate_check(sv.db, err, sizeof(err)) == -1)
@@ -711,6 +923,18 @@ setup_db(void)
 		fatalx("database: %s", err);
 	log_info("supervisor %lld started (version %s, %lld runs at most)",
 	    (long long)sv.id, CV_VERSION, (long long)sv.cf.max_concurrent_runs);
+	if ((sv.cf.lease_seconds - sv.cf.kill_grace_seconds) * 1000 -
+	        FENCE_SLACK_MS <
+	    2 * sv.cf.heartbeat_seconds * 1000)
+		log_warnx("lease_seconds %lld leaves no room to stop runs "
+		          "(kill_grace_seconds %lld) between two missed "
+		          "heartbeats (heartbeat_seconds %lld) and a takeover: "
+		          "make it at least %lld",
+		    (long long)sv.cf.lease_seconds,
+		    (long long)sv.cf.kill_grace_seconds,
+		    (long long)sv.cf.heartbeat_seconds,
+		    (long long)(2 * sv.cf.heartbeat_seconds +
+		        sv.cf.kill_grace_seconds + 1));
 }
 
 int

@@ -21,6 +21,7 @@ enum reap_cause {
 	REAP_DEADLINE, /* the supervisor killed it at its backstop deadline */
 	REAP_SHUTDOWN, /* the supervisor killed it while shutting down */
 	REAP_LOST,     /* it stopped it: a peer declared the run lost */
+	REAP_FENCED,   /* it stopped it: its lease could not be renewed */
 };
 enum frame_state {
 	FRAME_NONE, /* no byte of a result arrived */
@@ -109,7 +110,11 @@ struct job {
 	char frame_err[CV_ERRLEN];   /* why it was bad */
 	struct verdict verdict;      /* the run's status, once ENDED */
 	int64_t ended_us;            /* when it ended, CLOCK_REALTIME us */
+	int64_t ended_ms;            /* and CLOCK_MONOTONIC ms */
 	int64_t seen;                /* reconcile() round that found its row */
+	int asking;                  /* its runner was asked of the helper */
+	struct spawn_ask ask;        /* how, while asking */
+	struct job *ask_next;        /* the next job asking */
 	struct job *next;            /* list of jobs */
 };
 
@@ -122,9 +127,12 @@ struct supervisor {
 	int epfd;                /* the event loop */
 	int sigfd;               /* SIGCHLD, SIGTERM, SIGINT, SIGHUP */
 	int timerfd;             /* the earliest next_run_at */
-	int dbfd;                /* the database socket */
 	struct job *jobs;        /* runs claimed and not yet written */
+	struct job *fresh;       /* claimed by a task, runners not forked */
+	int nfresh;              /* entries in fresh */
 	int want_claim;          /* claim at the next turn */
+	int want_db;             /* the socket had input between tasks */
+	int want_reload;         /* SIGHUP came: reload between tasks */
 	int stopping;            /* a stop signal came: claim no more */
 	int64_t stop_ms;         /* when running runs get interrupted */
 	int told;                /* 1: they were, once stop_ms had come */
@@ -132,13 +140,30 @@ struct supervisor {
 	int64_t poll_ms;         /* next claim whatever the timer says */
 	int retired;             /* our supervisors row was retired */
 	int db_down;             /* the connection is lost */
-	int64_t db_retry_ms;     /* next reconnect attempt */
+	int64_t db_retry_ms;     /* next reconnect (or work after a failure) */
 	int64_t db_backoff_ms;   /* and the wait after it */
+	int64_t db_lost_ms;      /* when the database went away, or 0 */
+	int db_failing;          /* a task failed since the last success */
+	int task_failed;         /* the task under way had a failure */
+	char db_last[CV_ERRLEN]; /* the failure last logged */
+	int64_t lease_ok_ms;     /* when the last renewed heartbeat was sent */
+	int fenced;              /* runs stopped: the lease was not renewed */
 };
 extern struct supervisor sv;
 
 /* cronvisord.c */
 void db_failed(const char *err);
+
+/* task.c: the database work, one task at a time, off the loop. */
+#define TASK_TAG ((void *)3) /* epoll data of the database socket */
+void task_init(int epfd, int (*sock)(void));
+int task_run(void (*fn)(void *), void *arg);
+int task_busy(void);
+int task_wait(void *arg, int fd, int events, int64_t timeout_ms);
+int task_ready(void);
+int64_t task_expired(int64_t now_ms);
+int64_t task_deadline(void);
+void task_idle_watch(void);
 
 /* batch.c */
 json_t *batch_int(int64_t v, int null);
@@ -159,11 +184,12 @@ int finish_run(struct db *db, int64_t lease, const struct job *j, int bare,
 void finish_text(char *s, size_t len);
 
 /* job.c: a run's life in the supervisor. */
-int64_t job_now_ms(void);
 void job_state(struct job *j, enum job_state to);
 void job_free(struct job *j);
 void job_free_list(struct job *j);
 void job_start(struct job *const *v, int n, int epfd, int64_t kill_grace);
+int64_t job_answers(int epfd, int64_t now_ms, int64_t kill_grace);
+int64_t job_asking_due(void);
 void job_readable(struct job *j, int epfd);
 void job_reaped(struct job *j, int st);
 int64_t job_deadline(struct job *j, int64_t now_ms, int64_t kill_grace);

@@ -19,15 +19,8 @@
 
 #define JOB_READ 65536 /* bytes read from a result pipe per call */
 
-/* Milliseconds on CLOCK_MONOTONIC. */
-int64_t
-job_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+/* The jobs whose runner was asked of the helper, oldest first. */
+static struct job *asking, **asking_tail = &asking;
 
 /* Moves j to state `to`; a move the life cycle does not have is fatal. */
 void
@@ -81,10 +74,8 @@ job_free_list(struct job *j)
 static void
 job_ended(struct job *j)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	j->ended_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	j->ended_us = clock_real_us();
+	j->ended_ms = clock_ms();
 	job_state(j, JOB_ENDED);
 }
 
@@ -125,7 +116,7 @@ job_started(
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, j->fd, &ev) == -1)
 		fatal("epoll_ctl");
 	j->deadline_ms =
-	    job_now_ms() + (j->spec.timeout + kill_grace + 10) * 1000;
+	    clock_ms() + (j->spec.timeout + kill_grace + 10) * 1000;
 	j->cause = REAP_EXITED;
 	job_state(j, JOB_RUNNING);
 	log_debug("run %s schedule \"%s\": runner %d started", j->run_id,
@@ -151,6 +142,11 @@ job_start(struct job *const *v, int n, int epfd, int64_t kill_grace)
 		result_init(&v[i]->res);
 		if (v[i]->spawn_error[0]) {
 			job_fail(v[i], RUN_FAILED, 0, v[i]->spawn_error);
+		} else if (spawn_ask(&v[i]->spec, &v[i]->ask) == 0) {
+			/* The helper forks it; its answer comes to the loop. */
+			v[i]->asking = 1;
+			*asking_tail = v[i];
+			asking_tail = &v[i]->ask_next;
 		} else {
 			specs[k] = &v[i]->spec;
 			go[k++] = v[i];
@@ -160,6 +156,43 @@ job_start(struct job *const *v, int n, int epfd, int64_t kill_grace)
 		spawn_runners(specs, k, pids, fds, errs);
 	for (int i = 0; i < k; i++)
 		job_started(go[i], pids[i], fds[i], errs[i], epfd, kill_grace);
+}
+
+/*
+ * Reads the runner helper's answers that have come, in the order the runs
+ * were asked, and starts watching each runner they name (or forks it here
+ * when the helper could not).  An answer overdue by SPAWN_REPLY_MS at
+ * now_ms gives the helper up as wedged: the runs that wait on it are
+ * forked here.  Returns when an answer is next overdue (CLOCK_MONOTONIC
+ * ms), or INT64_MAX when none is awaited.
+ */
+int64_t
+job_answers(int epfd, int64_t now_ms, int64_t kill_grace)
+{
+	struct job *j;
+	pid_t pid;
+	int fd = -1, err;
+
+	while ((j = asking) != NULL) {
+		if (!spawn_answer(&j->spec, &j->ask,
+		        now_ms - j->ask.sent_ms >= SPAWN_REPLY_MS, &pid, &fd,
+		        &err))
+			return j->ask.sent_ms + SPAWN_REPLY_MS;
+		if ((asking = j->ask_next) == NULL)
+			asking_tail = &asking;
+		j->asking = 0;
+		j->ask_next = NULL;
+		job_started(j, pid, fd, err, epfd, kill_grace);
+	}
+	return INT64_MAX;
+}
+
+/* When the oldest answer awaited from the helper is overdue, or INT64_MAX. */
+int64_t
+job_asking_due(void)
+{
+	return asking != NULL ? asking->ask.sent_ms + SPAWN_REPLY_MS
+	                      : INT64_MAX;
 }
 
 /* Decides the verdict once the runner is reaped and its pipe closed. */
@@ -270,8 +303,9 @@ job_deadline(struct job *j, int64_t now_ms, int64_t kill_grace)
 }
 
 /*
- * Stops a running job, why being REAP_SHUTDOWN (the supervisor shuts down)
- * or REAP_LOST (the run is no longer this supervisor's).  A job already
+ * Stops a running job, why being REAP_SHUTDOWN (the supervisor shuts down),
+ * REAP_LOST (the run is no longer this supervisor's) or REAP_FENCED (its
+ * lease is about to run out).  A job already
  * being stopped is left to its deadline.
  */
 void
@@ -279,7 +313,7 @@ job_interrupt(
     struct job *j, enum reap_cause why, int64_t now_ms, int64_t kill_grace)
 {
 	if (j->state != JOB_RUNNING || j->reaped || j->cause == REAP_SHUTDOWN ||
-	    j->cause == REAP_LOST)
+	    j->cause == REAP_LOST || j->cause == REAP_FENCED)
 		return;
 	j->cause = why;
 	kill(j->pid, SIGTERM);

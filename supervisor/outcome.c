@@ -59,6 +59,7 @@ from_result(const struct result *res, struct verdict *out)
  *	any        exit 0            OK, ok  succeeded
  *	SHUTDOWN   any               any     interrupted
  *	LOST       any               any     interrupted
+ *	FENCED     any               any     interrupted
  *	DEADLINE   any               any     timed_out
  *	EXITED     exit 0            OK      from the frame
  *	EXITED     exit 0            NONE    protocol_error
@@ -85,6 +86,12 @@ outcome_decide(int wstatus, enum reap_cause cause, enum frame_state fs,
 		snprintf(out->error, sizeof(out->error),
 		    "stopped: another supervisor declared the run lost while "
 		    "this one could not renew its lease");
+	} else if (cause == REAP_FENCED) {
+		out->status = RUN_INTERRUPTED;
+		snprintf(out->error, sizeof(out->error),
+		    "stopped: this supervisor could not renew its lease (the "
+		    "database did not answer), and stopped the run before "
+		    "another supervisor could take it over");
 	} else if (cause == REAP_DEADLINE) {
 		out->status = RUN_TIMED_OUT;
 		snprintf(out->error, sizeof(out->error),

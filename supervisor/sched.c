@@ -372,7 +372,7 @@ static struct sched_user {
 	char name[RUNUSER_NAME_MAX + 1]; /* "" if the slot is free */
 	uid_t uid;                       /* its ids */
 	gid_t gid;
-	int64_t at_ms; /* job_now_ms() of the lookup */
+	int64_t at_ms; /* clock_ms() of the lookup */
 } sched_users[SCHED_USERS];
 
 /*
@@ -382,7 +382,7 @@ static struct sched_user {
 static int
 sched_getpw(const char *name, uid_t *uid, gid_t *gid)
 {
-	int64_t now = job_now_ms();
+	int64_t now = clock_ms();
 	struct sched_user *u, *old = sched_users;
 	struct passwd *pw;
 

@@ -882,6 +882,7 @@ static const char default_print[] =
     "# cronvisor configuration in effect; passwords and credentials are "
     "shown as ***\n"
     "database_url = postgresql:///cronvisor\n"
+    "db_timeout_ms = 10000\n"
     "redis_url = redis://127.0.0.1:6379\n"
     "receiver_url = \"\"\n"
     "receiver_secret = \"\"\n"
@@ -1166,7 +1167,7 @@ START_TEST(test_packaged_uncommented)
 	ck_assert_msg(config_parse(&cf, text, len, "cronvisor.conf", err,
 	                  sizeof(err)) == 0,
 	    "%s", err);
-	ck_assert_uint_eq(nset, 35);
+	ck_assert_uint_eq(nset, 36);
 	assert_config_eq(&cf, &def);
 	free(text);
 	config_clear(&cf);

@@ -119,8 +119,11 @@ ok before-not-run "$(test -e "$marker" && echo ran || echo "not run")" "not run"
 # Both batch paths were taken, with more than one row each.
 ok claimed-together "$(grep -Eo '[0-9]+ runs claimed in one statement' "$work/cvd.log" |
 	awk '$1 >= 10 { n++ } END { print (n > 0) }')" 1
+# Results are gathered while runs end within 2 ms of each other (20 ms at
+# most, cronvisord.c): under the sanitizers the 54 runs end some 15 ms apart
+# on two cores, so the batches of results are smaller than the claim's.
 ok finished-together "$(grep -Eo '[0-9]+ results in one statement' "$work/cvd.log" |
-	awk '$1 >= 10 { n++ } END { print (n > 0) }')" 1
+	awk '$1 >= 3 { n++ } END { print (n > 0) }')" 1
 ok no-db-errors "$(grep 'database:' "$work/cvd.log" | grep -vc 'database: NOTICE:  duration: ')" 0
 # Runs that end together while their schedules changed under them: 3
 # paused, 3 deleted (the API's soft delete), 2 whose runs another

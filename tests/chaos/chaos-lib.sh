@@ -56,7 +56,7 @@ sv_start() {
 database_url = "$url"
 supervisor_name = "$1"
 heartbeat_seconds = 1
-lease_seconds = 3
+lease_seconds = ${lease:-3}
 shutdown_grace_seconds = ${grace:-2}
 kill_grace_seconds = 1
 max_concurrent_runs = ${maxruns:-400}
