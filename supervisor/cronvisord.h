@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "cronvisor.h"
-#include "runner.h"
+#include "spawn.h"
 
 struct db;
 struct db_rows;
