@@ -253,17 +253,20 @@ db_succeed(struct db *db)
  * postgresql:// URI), and blocks until connected or failed.  Every
  * connection gets the time limit of db_configure() (10 s by default) as
  * its statement_timeout, its tcp_user_timeout (unacknowledged data) and
- * its connect_timeout (whole seconds, at least 2), and TCP keepalives
+ * its connect_timeout (whole seconds, at least 2), its
+ * idle_in_transaction_session_timeout (a client cut off in the middle of
+ * a transaction, whose backend no keepalive ends over a unix socket or a
+ * proxy, holds its row locks no longer than that), and TCP keepalives
  * that give up on a silent peer within about the same time (idle a half
  * of it, then three probes a quarter apart); the conninfo may set any of
- * these itself (an `options` of its own replaces the statement_timeout).
+ * these itself (an `options` of its own replaces both timeouts).
  * Returns the connection, owned by the caller and released with db_close(); or
  * NULL with the reason in err, which never contains the password.
  */
 struct db *
 db_open(const char *conninfo, char *err, size_t errlen)
 {
-	char ct[24], idle[24], intvl[24], user[24], opts[64];
+	char ct[24], idle[24], intvl[24], user[24], opts[128];
 	const char *keys[] = {"connect_timeout", "keepalives",
 	    "keepalives_idle", "keepalives_interval", "keepalives_count",
 	    "tcp_user_timeout", "options", "fallback_application_name",
@@ -281,7 +284,10 @@ db_open(const char *conninfo, char *err, size_t errlen)
 	snprintf(intvl, sizeof(intvl), "%lld",
 	    (long long)(t / 4000 < 1 ? 1 : t / 4000));
 	snprintf(user, sizeof(user), "%lld", (long long)t);
-	snprintf(opts, sizeof(opts), "-c statement_timeout=%lld", (long long)t);
+	snprintf(opts, sizeof(opts),
+	    "-c statement_timeout=%lld -c idle_in_transaction_session_timeout="
+	    "%lld",
+	    (long long)t, (long long)t);
 	if ((db = calloc(1, sizeof(*db))) == NULL ||
 	    (db->conninfo = strdup(conninfo)) == NULL) {
 		free(db);

@@ -207,8 +207,10 @@ migrate_run(struct db *db,
 	 * A migration may rewrite a large table, and the lock may be held by
 	 * another migration for as long: no statement time limit here.
 	 */
-	if (db_exec(db, "SET statement_timeout = 0", 0, NULL, err, errlen) ==
-	        -1 ||
+	if (db_exec(db,
+	        "SET statement_timeout = 0; "
+	        "SET idle_in_transaction_session_timeout = 0",
+	        0, NULL, err, errlen) == -1 ||
 	    migrate_lock(db, 1, err, errlen) == -1)
 		return -1;
 	rc = migrate_locked(db, applied, arg, err, errlen);
