@@ -299,6 +299,10 @@ class Workload:
     def __init__(self, d, kind, n, step_us, lead_s, sample=0):
         self.kind, self.n, self.step = kind, n, step_us
         self.file = os.path.join(d, "stamps-%s-%d" % (kind, now_us()))
+        # cronvisor's commands run as its run user (cronvisor-run, not
+        # root): the file they append to is theirs to write.
+        open(self.file, "a").close()
+        os.chmod(self.file, 0o666)
         # job names: w0.., b0.. (c0.., d0.. for the next bursts), s0..
         self.prefix = {"warm-up": "w", "burst": chr(ord("b") + sample), "spread": "s"}[kind]
         # whole second (cronvisor's slot of a burst is the due second)
