@@ -3,6 +3,8 @@
 # common/migrate.c.  Run at build time: cmake -DSQL_DIR=... -DOUT=... -P.
 # The text goes in as byte arrays, so no quote, backslash or length of a
 # .sql file can break the C it becomes.
+include("${CMAKE_CURRENT_LIST_DIR}/sql_bytes.cmake")
+
 file(GLOB files RELATIVE "${SQL_DIR}" "${SQL_DIR}/*.sql")
 list(SORT files)
 set(arrays "")
@@ -19,10 +21,8 @@ foreach(f IN LISTS files)
   set(last ${version})
   string(REGEX REPLACE "\\.sql$" "" name "${f}")
   file(READ "${SQL_DIR}/${f}" hex HEX)
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
-  string(REGEX REPLACE "(0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,)"
-    "\\1\n\t" bytes "${bytes}")
-  string(APPEND arrays "static const char sql_${version}[] = {\n\t${bytes}0x00};\n\n")
+  c_bytes("${hex}" bytes)
+  string(APPEND arrays "static const char sql_${version}[] = {\n\t${bytes}};\n\n")
   string(APPEND rows "\t{${version}, \"${name}\", sql_${version}},\n")
 endforeach()
 list(LENGTH files n)
