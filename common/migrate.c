@@ -5,12 +5,14 @@
  * carries exactly the schema it was written against.  They are forward-only:
  * each missing one is applied, in version order, in its own transaction
  * together with its row in cronvisor_migrations, so a failure leaves the
- * database at the last complete version.  A session advisory lock
- * serialises concurrent runs (two hosts upgrading at once: the second
- * waits, then finds nothing to do), and a database that is already newer
- * than this binary is refused before anything changes: an old binary must
- * not run against a schema it does not know.  The statements are those of
- * sql/queries/migrate.sql.
+ * database at the last complete version.  Then sql/functions.sql, the live
+ * definition of every SQL function (migrate_functions[]), is applied on
+ * every run, in a transaction of its own: a function is changed there, not
+ * by a migration.  A session advisory lock serialises concurrent runs (two
+ * hosts upgrading at once: the second waits, then finds nothing to do), and
+ * a database that is already newer than this binary is refused before
+ * anything changes: an old binary must not run against a schema it does
+ * not know.  The statements are those of sql/queries/migrate.sql.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +139,28 @@ fail:
 	return log_errbuf(err, errlen, "migration %s: %s", m->name, why);
 }
 
+/*
+ * Applies sql/functions.sql, in a transaction of its own.  Returns 0; or
+ * -1 with "sql/functions.sql: problem" in err and the transaction rolled
+ * back (the migrations committed before stay).
+ */
+static int
+migrate_functions_apply(struct db *db, char *err, size_t errlen)
+{
+	char why[CV_ERRLEN];
+
+	if (db_begin(db, why, sizeof(why)) == -1)
+		goto fail;
+	if (db_exec(db, migrate_functions, 0, NULL, why, sizeof(why)) == -1 ||
+	    db_commit(db, why, sizeof(why)) == -1) {
+		db_rollback(db);
+		goto fail;
+	}
+	return 0;
+fail:
+	return log_errbuf(err, errlen, "sql/functions.sql: %s", why);
+}
+
 /* The body of migrate_run(), run while holding the lock. */
 static int
 migrate_locked(struct db *db,
@@ -171,17 +195,22 @@ migrate_locked(struct db *db,
 		count++;
 	}
 	free(have);
-	return count;
+	/*
+	 * Every time, not only after a migration: a new cronvisor may bring a
+	 * new definition of a function and no migration at all.
+	 */
+	return migrate_functions_apply(db, err, errlen) == -1 ? -1 : count;
 }
 
 /*
  * Applies every migration this cronvisor knows that db lacks, in version
- * order, each in its own transaction, under a session advisory lock held
- * for the whole run (concurrent callers wait for each other).  Creates cronvisor_migrations if missing.
+ * order, each in its own transaction, then sql/functions.sql in one more,
+ * under a session advisory lock held for the whole run (concurrent
+ * callers wait for each other).  Creates cronvisor_migrations if missing.
  * Calls applied(m, arg), if not NULL, after each migration m is committed.
  * Refuses, changing nothing, a database whose version is higher than
  * migrate_latest().  Returns the number of migrations applied (0: already
- * up to date), or -1 with the reason in err;
+ * up to date; the functions do not count), or -1 with the reason in err;
  * the migrations committed before a failure stay.
  */
 int
