@@ -51,6 +51,7 @@ struct request {
 	size_t body_len;          /* its length in bytes */
 	const char *idem_key;     /* the Idempotency-Key header, or NULL */
 	struct principal who;     /* the caller (routes that need auth) */
+	int may;                  /* who.role >= the route's min_role */
 	struct db *db;            /* this thread's connection */
 	const struct config *cf;  /* the configuration in force */
 };
@@ -164,6 +165,9 @@ struct route {
 	api_handler handler; /* what answers it */
 	int auth;            /* 1: needs a bearer token */
 	enum role min_role;  /* least role that may call it (auth routes) */
+	int hide;            /* 1: a lesser role reaches the handler, which
+	                        answers 404 for a schedule it may not see
+	                        before 403 (rq->may says) */
 	int db_optional;     /* 1: called with rq->db NULL when it is away */
 };
 const struct route *route_match(

@@ -4,6 +4,9 @@
  * route_match() finds the route of a path, and answers 404 for a path no
  * route has and 405 (with Allow) for a method the path does not take;
  * route_serve() authenticates, checks the role and calls the handler.
+ * A route's role is the least role that may really call it.  Where a
+ * lesser role is told 404 for a schedule of another owner before it is
+ * told 403 (hide), its handler answers both (rq->may).
  * When several patterns match a path the one with more literal segments
  * wins, so POST /schedules/batch-delete is never taken for the schedule
  * whose id is "batch-delete".
@@ -16,19 +19,21 @@
 
 /* Every route of docs/api.md, grouped by path. */
 static const struct route route_table[] = {
-    {"GET", "/schedules", schedules_list, 1, ROLE_VIEWER, 0},
-    {"POST", "/schedules", schedules_create, 1, ROLE_EDITOR, 0},
-    {"POST", "/schedules/batch-delete", schedules_batch_delete, 1, ROLE_VIEWER,
+    /* method, pattern, handler, auth, who may call it, hide, db optional */
+    {"GET", "/schedules", schedules_list, 1, ROLE_VIEWER, 0, 0},
+    {"POST", "/schedules", schedules_create, 1, ROLE_EDITOR, 0, 0},
+    {"POST", "/schedules/batch-delete", schedules_batch_delete, 1, ROLE_EDITOR,
+        1, 0},
+    {"GET", "/schedules/{id}", schedules_get, 1, ROLE_VIEWER, 0, 0},
+    {"PATCH", "/schedules/{id}", schedules_update, 1, ROLE_EDITOR, 1, 0},
+    {"DELETE", "/schedules/{id}", schedules_delete, 1, ROLE_EDITOR, 1, 0},
+    {"POST", "/schedules/{id}/pause", schedules_pause, 1, ROLE_EDITOR, 1, 0},
+    {"POST", "/schedules/{id}/resume", schedules_resume, 1, ROLE_EDITOR, 1, 0},
+    {"POST", "/schedules/{id}/trigger", schedules_trigger, 1, ROLE_EDITOR, 1,
         0},
-    {"GET", "/schedules/{id}", schedules_get, 1, ROLE_VIEWER, 0},
-    {"PATCH", "/schedules/{id}", schedules_update, 1, ROLE_VIEWER, 0},
-    {"DELETE", "/schedules/{id}", schedules_delete, 1, ROLE_VIEWER, 0},
-    {"POST", "/schedules/{id}/pause", schedules_pause, 1, ROLE_VIEWER, 0},
-    {"POST", "/schedules/{id}/resume", schedules_resume, 1, ROLE_VIEWER, 0},
-    {"POST", "/schedules/{id}/trigger", schedules_trigger, 1, ROLE_VIEWER, 0},
-    {"GET", "/schedules/{id}/runs", runs_of_schedule, 1, ROLE_VIEWER, 0},
-    {"GET", "/runs/{id}", runs_get, 1, ROLE_VIEWER, 0},
-    {"GET", "/health", health_get, 0, ROLE_VIEWER, 1},
+    {"GET", "/schedules/{id}/runs", runs_of_schedule, 1, ROLE_VIEWER, 0, 0},
+    {"GET", "/runs/{id}", runs_get, 1, ROLE_VIEWER, 0, 0},
+    {"GET", "/health", health_get, 0, ROLE_VIEWER, 0, 1},
 };
 #define ROUTE_COUNT (sizeof(route_table) / sizeof(route_table[0]))
 
@@ -150,7 +155,8 @@ route_serve(const struct route *r, struct request *rq,
 			return api_error(rs, 401, "unauthorized", NULL,
 			    "a valid bearer token is needed: Authorization: "
 			    "Bearer <token>");
-		if (rq->who.role < r->min_role)
+		rq->may = rq->who.role >= r->min_role;
+		if (!rq->may && !r->hide)
 			return api_error(rs, 403, "forbidden", NULL,
 			    "a token of role %s may not do this",
 			    route_role_name(rq->who.role));

@@ -247,7 +247,7 @@ path_id(struct request *rq, struct response *rs, char *buf)
 static int
 read_only(const struct request *rq, struct response *rs)
 {
-	if (rq->who.role >= ROLE_EDITOR)
+	if (rq->may)
 		return 0;
 	api_error(rs, 403, "forbidden", NULL,
 	    "a viewer token may read schedules, not change them");
@@ -1538,7 +1538,7 @@ schedules_trigger(
 	    bad_idem_key(rq->idem_key, rs) ||
 	    small_body(rq, allowed, &body, rs))
 		return 0;
-	if (rq->who.role < ROLE_EDITOR) {
+	if (!rq->may) {
 		json_decref(body);
 		if ((rows = load(rq, id, 0, &found, err, errlen)) == NULL)
 			return found == 0 ? not_found(rs) : API_DB_FAILED;

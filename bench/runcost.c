@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runner.h"
+#include "spawn.h"
 
 #include "clock.h"
 

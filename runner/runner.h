@@ -73,37 +73,18 @@ struct run_spec {
 	struct run_limits limits; /* EXEC: applied to the target only */
 };
 
-/* zygote.c: the runner helper, which forks the runners of exec runs. */
-struct zygote_sent {        /* a run asked of the helper, its answer not read */
-	int go;             /* the runner's go pipe, -1: not sent */
-	unsigned gen;       /* the helper it went to */
-	const char *run_id; /* for the log */
+/* zygote.c: the runner helper's side (supervisor/helper.c: the other). */
+#define ZYGOTE_FD      3             /* the helper's end of the socket */
+#define ZYGOTE_MSG_MAX (1024 * 1024) /* largest spec the helper takes */
+struct zygote_reply {                /* the helper's answer to one spec */
+	int32_t pid;                 /* the runner, or 0 */
+	int32_t err;                 /* errno if no runner was forked */
 };
-int zygote_start(void);
-int zygote_send(
-    const struct run_spec *spec, int result_wr, struct zygote_sent *z);
-pid_t zygote_collect(struct zygote_sent *z, int give_up, int *pending);
-void zygote_watch(int epfd, void *tag);
-int zygote_reaped(pid_t pid, int wstatus);
-void zygote_stop(void);
+struct msghdr;
+struct iovec;
+void zygote_msg(struct msghdr *msg, struct iovec *iov, void *buf, size_t len,
+    void *ctl, size_t ctllen);
 int zygote_serve(void);
-
-/* spawn.c: the supervisor's side. */
-#define SPAWN_MAX      32     /* runs spawn_runners() starts at once */
-#define SPAWN_REPLY_MS 2000   /* the helper's answer, at most */
-struct spawn_ask {            /* a runner asked of the helper (spawn_ask()) */
-	struct zygote_sent z; /* what was sent */
-	int p[2];             /* the run's result pipe */
-	pid_t parent;         /* the supervisor */
-	int64_t sent_ms;      /* CLOCK_MONOTONIC ms it was sent */
-};
-int spawn_init(void);
-pid_t spawn_runner(const struct run_spec *spec, int *result_fd);
-void spawn_runners(const struct run_spec *const *specs, int n, pid_t *pids,
-    int *result_fds, int *errs);
-int spawn_ask(const struct run_spec *spec, struct spawn_ask *a);
-int spawn_answer(const struct run_spec *spec, struct spawn_ask *a, int give_up,
-    pid_t *pid, int *result_fd, int *err);
 
 /* spec.c: an exec run's spec as bytes, for the helper. */
 int spec_encode(const struct run_spec *spec, enum log_level level,

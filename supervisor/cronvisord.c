@@ -687,9 +687,14 @@ fence(int64_t now_ms)
 static int
 db_work_due(int64_t now_ms)
 {
-	if (sv.db_down || (sv.db_failing && now_ms < sv.db_retry_ms))
+	if (sv.db_down)
 		return 0;
-	return sv.want_db || (sv.want_claim && !sv.stopping && !sv.fenced) ||
+	/* Input waits on the socket: read it (level-triggered epoll). */
+	if (sv.want_db)
+		return 1;
+	if (sv.db_failing && now_ms < sv.db_retry_ms)
+		return 0;
+	return (sv.want_claim && !sv.stopping && !sv.fenced) ||
 	    now_ms >= sv.heartbeat_ms || now_ms >= sv.poll_ms ||
 	    now_ms >= jobs_ended();
 }
@@ -710,6 +715,9 @@ db_work(void *arg)
 	sv.task_failed = 0;
 	if (db_notifies(sv.db, wake, NULL, err, sizeof(err)) == -1)
 		db_failed(err);
+	/* Backing off after a failure: that input was all there was to do. */
+	if (sv.db_failing && now_ms < sv.db_retry_ms)
+		return;
 	if (!sv.db_down && now_ms >= sv.heartbeat_ms)
 		heartbeat(now_ms);
 	/* Results gathered for a moment (jobs_ended()), unless stopping. */

@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "cronvisor.h"
-#include "runner.h"
+#include "spawn.h"
 #include "sql_queries.h"
 
 struct db;

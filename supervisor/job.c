@@ -125,7 +125,7 @@ job_started(
 
 /*
  * Starts the runners of the n jobs of v (at most SPAWN_MAX) together
- * (spawn_runners()) and watches their result pipes with epfd.  A run that
+ * (spawn_ask(), else spawn_runners()) and watches their result pipes with epfd.  A run that
  * cannot be prepared (a bad target) ends at once as failed and not
  * retryable; one whose runner cannot be forked ends as crashed.
  */

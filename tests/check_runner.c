@@ -29,7 +29,7 @@
 
 #include "cronvisor.h"
 #include "cvtest.h"
-#include "runner.h"
+#include "spawn.h"
 
 #ifndef CV_HELPER
 #error "CV_HELPER must name the cvhelper program"

@@ -13,7 +13,7 @@
 
 #include <curl/curl.h>
 
-#include "runner.h"
+#include "spawn.h"
 
 /*
  * Prepares what every runner inherits: libcurl's global state, which is
