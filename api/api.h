@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "cronvisor.h"
+#include "sql_queries.h"
 
 struct json_t;
 struct db;

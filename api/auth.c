@@ -78,10 +78,7 @@ auth_principal(struct db *db, const char *authorization, struct principal *who,
 
 	if (!auth_bearer(authorization, token, sizeof(token)))
 		return 0;
-	rows = db_query(db,
-	    "SELECT id, owner, role FROM tokens WHERE hash = "
-	    "sha256(convert_to($1, 'UTF8')) AND revoked_at IS NULL",
-	    1, params, err, errlen);
+	rows = db_query(db, SQL_api_auth, 1, params, err, errlen);
 	explicit_bzero(token, sizeof(token));
 	if (rows == NULL)
 		return -1;

@@ -68,13 +68,7 @@ health_get(struct request *rq, struct response *rs, char *err, size_t errlen)
 	snprintf(
 	    lease, sizeof(lease), "%lld", (long long)rq->cf->lease_seconds);
 	/* One row even without supervisors, for the time (LEFT JOIN). */
-	rows = db_query(rq->db,
-	    "SELECT cronvisor_time(now()), s.name, s.host, s.version, s.pid, "
-	    "cronvisor_time(s.started_at), cronvisor_time(s.heartbeat), "
-	    "s.heartbeat > now() - make_interval(secs => $1::bigint) "
-	    "FROM (SELECT 1) AS one LEFT JOIN supervisors AS s "
-	    "ON s.stopped_at IS NULL ORDER BY s.name, s.id",
-	    1, params, err, errlen);
+	rows = db_query(rq->db, SQL_api_health, 1, params, err, errlen);
 	if (rows == NULL)
 		return api_db_lost(rq->db)
 		    ? (log_warnx("health: %s", err), health_unavailable(rs))

@@ -1,6 +1,6 @@
 /*
  * runs.c: the run history (docs/api.md, "Runs").  Rows come out of
- * PostgreSQL already shaped (cronvisor_run_json() in sql/002_api.sql); a
+ * PostgreSQL already shaped (cronvisor_run_json() in sql/functions.sql); a
  * run is visible exactly when its schedule is.
  */
 #include <jansson.h>
@@ -72,18 +72,7 @@ runs_of_schedule(
 	p[4] = id[0] ? id : NULL;
 	p[5] = lim;
 	/* No row at all, not even the schedule's, is a 404. */
-	rows = db_query(rq->db,
-	    "WITH s AS (SELECT id FROM schedules WHERE id = $1 "
-	    "AND deleted_at IS NULL AND ($2::text IS NULL OR owner = $2)) "
-	    "SELECT cronvisor_run_json(r)::text, "
-	    "(extract(epoch FROM r.created_at) * 1000000)::bigint, r.id "
-	    "FROM s LEFT JOIN LATERAL (SELECT * FROM runs r WHERE "
-	    "r.schedule_id = s.id AND ($3::text IS NULL OR r.status = $3) "
-	    "AND ($4::bigint IS NULL OR (r.created_at, r.id) < "
-	    "('epoch'::timestamptz + $4::bigint * interval '1 microsecond', "
-	    "$5::text)) ORDER BY r.created_at DESC, r.id DESC LIMIT $6) r "
-	    "ON true ORDER BY r.created_at DESC, r.id DESC",
-	    6, p, err, errlen);
+	rows = db_query(rq->db, SQL_api_runs_list, 6, p, err, errlen);
 	if (rows == NULL)
 		return API_DB_FAILED;
 	if (db_rows_count(rows) == 0) {
@@ -116,11 +105,7 @@ runs_get(struct request *rq, struct response *rs, char *err, size_t errlen)
 		return api_error(rs, 404, "not_found", NULL, "no such run");
 	p[0] = rq->segs[1];
 	p[1] = run_scope(rq);
-	rows = db_query(rq->db,
-	    "SELECT cronvisor_run_json(r)::text FROM runs r "
-	    "JOIN schedules s ON s.id = r.schedule_id WHERE r.id = $1 "
-	    "AND s.deleted_at IS NULL AND ($2::text IS NULL OR s.owner = $2)",
-	    2, p, err, errlen);
+	rows = db_query(rq->db, SQL_api_runs_get, 2, p, err, errlen);
 	if (rows == NULL)
 		return API_DB_FAILED;
 	if (db_rows_count(rows) == 0) {

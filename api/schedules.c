@@ -18,15 +18,11 @@
 #define INSERT_TRIES 4   /* id8 collisions survived by a create */
 #define IDEM_KEY_MAX 255 /* bytes of an Idempotency-Key */
 #define BATCH_MAX    500
-#define ROW_JSON     "cronvisor_schedule_json(s)::text"
 #define SECRET_MASK  "***" /* target.headers and env values, for viewers */
 
 /* The fields an editor's write may not raise past the configuration. */
 static const char *const limit_keys[] = {
     "cpu_seconds", "memory_mb", "nofile", "nproc", "fsize_mb"};
-
-/* The columns of load(). */
-enum col { C_JSON, C_RUNNING, C_STATUS, C_RETRY, C_NEXT_SLOT, C_NO_NEXT_RUN };
 
 /* The order of the state fields the API adds to the document. */
 static const char *const state_keys[] = {"status", "current_repeat",
@@ -209,11 +205,10 @@ reply_schedule(struct response *rs, int status, const char *row_text)
 
 /*
  * Reads schedule id (visible to the caller, not deleted), locking it when
- * lock is set (inside the caller's transaction).  Returns the rows (JSON
- * text, running, status, retry_pending, next_slot_at epoch (a decimal,
- * with the fraction of a second), whether
- * next_run_at is NULL: the columns of enum col) or NULL: then
- * *found says whether it was a database failure (-1) or no row (0).
+ * lock is set (inside the caller's transaction).  Returns the rows (the
+ * columns {{api_schedule}} of sql/queries/api.sql, enum api_schedule_col)
+ * or NULL: then *found says whether it was a database failure (-1) or no
+ * row (0).
  */
 static struct db_rows *
 load(struct request *rq, const char *id, int lock, int *found, char *err,
@@ -223,17 +218,8 @@ load(struct request *rq, const char *id, int lock, int *found, char *err,
 	struct db_rows *rows;
 
 	rows = db_query(rq->db,
-	    lock ? "SELECT " ROW_JSON ", running, status, retry_pending, "
-	           "extract(epoch FROM next_slot_at), next_run_at IS NULL "
-	           "FROM schedules s "
-	           "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
-	           "OR owner = $2) FOR UPDATE"
-	         : "SELECT " ROW_JSON ", running, status, retry_pending, "
-	           "extract(epoch FROM next_slot_at), next_run_at IS NULL "
-	           "FROM schedules s "
-	           "WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL "
-	           "OR owner = $2)",
-	    2, p, err, errlen);
+	    lock ? SQL_api_schedule_lock : SQL_api_schedule_load, 2, p, err,
+	    errlen);
 	*found = rows ? db_rows_count(rows) > 0 : -1;
 	if (rows && *found == 0) {
 		db_rows_free(rows);
@@ -495,62 +481,12 @@ need_body(const struct request *rq, struct response *rs)
 /* --- POST /schedules ---------------------------------------------------- */
 
 /*
- * The statement that writes every field of a document: an INSERT with
- * $1 the owner, or an UPDATE of schedule $1; $2 and $3 are next_run_at
- * and next_slot_at, epoch seconds with a fraction (an UPDATE keeps the
- * row's when they are NULL), $4...
- * the fields of schedule_params().  The INSERT takes two more: the
- * Idempotency-Key and the body it hashes (both NULL without a key), and
- * returns no row when the owner already has a schedule of that key.
- * Returns it malloc'd, or NULL on OOM.
- */
-static char *
-doc_sql(const struct schedule_params *sp, int insert)
-{
-	char *sql = NULL, *a = NULL, *b = NULL;
-	size_t al = 0, bl = 0;
-	FILE *fa = open_memstream(&a, &al), *fb = open_memstream(&b, &bl);
-
-	for (int i = 0; fa && fb && i < SCHEDULE_PARAMS; i++)
-		if (insert) {
-			fprintf(fa, ", %s", sp->columns[i]);
-			fprintf(fb, ", $%d", i + 4);
-		} else {
-			fprintf(fa, "%s = $%d, ", sp->columns[i], i + 4);
-		}
-	if (fa)
-		fclose(fa);
-	if (fb)
-		fclose(fb);
-	if (a && b &&
-	    (insert ? asprintf(&sql,
-	                  "INSERT INTO schedules AS s (owner, next_run_at, "
-	                  "next_slot_at, idempotency_key, idempotency_hash%s) "
-	                  "VALUES ($1, to_timestamp($2), to_timestamp($3), "
-	                  "$%d::text, sha256(convert_to($%d::text, 'UTF8'))%s) "
-	                  "ON CONFLICT (owner, idempotency_key) WHERE "
-	                  "idempotency_key IS NOT NULL DO NOTHING RETURNING " ROW_JSON,
-	                  a, SCHEDULE_PARAMS + 4, SCHEDULE_PARAMS + 5, b)
-	            : asprintf(&sql,
-	                  "UPDATE schedules s SET %snext_run_at = CASE WHEN "
-	                  "$2::float8 IS NULL THEN next_run_at ELSE "
-	                  "to_timestamp($2::float8) END, next_slot_at = CASE "
-	                  "WHEN $3::float8 IS NULL THEN next_slot_at ELSE "
-	                  "to_timestamp($3::float8) END, updated_at = now() "
-	                  "WHERE id = $1 RETURNING " ROW_JSON,
-	                  a)) < 0)
-		sql = NULL;
-	free(a);
-	free(b);
-	return sql;
-}
-
-/*
  * Writes document d: a new schedule of owner key (insert; with
  * rq->idem_key when there is one), again on the rare collision of the
- * id's first 8 digits, or over schedule key; run and slot as doc_sql()
- * says.  Returns the rows (none: the key's schedule exists), or NULL with
- * err.
+ * id's first 8 digits, or over schedule key; run and slot are its
+ * next_run_at and next_slot_at (api_schedule_insert and
+ * api_schedule_update say how).  Returns the rows (none: the key's
+ * schedule exists), or NULL with err.
  */
 static struct db_rows *
 write_doc(struct request *rq, int insert, const char *key, const char *run,
@@ -559,12 +495,11 @@ write_doc(struct request *rq, int insert, const char *key, const char *run,
 	const char *p[5 + SCHEDULE_PARAMS] = {key, run, slot};
 	struct schedule_params sp;
 	struct db_rows *rows = NULL;
-	char *sql = NULL;
+	const char *sql =
+	    insert ? SQL_api_schedule_insert : SQL_api_schedule_update;
 	int n = 3 + SCHEDULE_PARAMS;
 
-	if (schedule_params(d, &sp) == -1 ||
-	    (sql = doc_sql(&sp, insert)) == NULL) {
-		schedule_params_clear(&sp);
+	if (schedule_params(d, &sp) == -1) {
 		log_errbuf(err, errlen, "out of memory");
 		return NULL;
 	}
@@ -577,18 +512,17 @@ write_doc(struct request *rq, int insert, const char *key, const char *run,
 	/* Inside the caller's transaction: a collision undoes only itself. */
 	for (int t = 0; t < (insert ? INSERT_TRIES : 1) && rows == NULL; t++) {
 		if (insert &&
-		    db_exec(rq->db, "SAVEPOINT write_doc", 0, NULL, err,
-		        errlen) == -1)
+		    db_exec(rq->db, SQL_api_savepoint, 0, NULL, err, errlen) ==
+		        -1)
 			break;
 		rows = db_query(rq->db, sql, n, p, err, errlen);
 		if (rows == NULL && db_error(rq->db) != DB_ERR_UNIQUE)
 			break;
 		if (rows == NULL &&
-		    db_exec(rq->db, "ROLLBACK TO SAVEPOINT write_doc", 0, NULL,
-		        err, errlen) == -1)
+		    db_exec(rq->db, SQL_api_savepoint_undo, 0, NULL, err,
+		        errlen) == -1)
 			break;
 	}
-	free(sql);
 	schedule_params_clear(&sp);
 	return rows;
 }
@@ -607,11 +541,8 @@ idem_replay(struct request *rq, struct response *rs, const char *owner,
 	struct db_rows *rows;
 	int r = 1;
 
-	if ((rows = db_query(rq->db,
-	         "SELECT " ROW_JSON ", idempotency_hash = "
-	         "sha256(convert_to($3::text, 'UTF8')), deleted_at IS NOT NULL "
-	         "FROM schedules s WHERE owner = $1 AND idempotency_key = $2",
-	         3, p, err, errlen)) == NULL)
+	if ((rows = db_query(
+	         rq->db, SQL_api_schedule_by_key, 3, p, err, errlen)) == NULL)
 		return API_DB_FAILED;
 	if (db_rows_count(rows) == 0)
 		r = 0;
@@ -690,10 +621,8 @@ owner_full(struct request *rq, struct response *rs, const char *owner,
 		return 0;
 	snprintf(
 	    max, sizeof(max), "%lld", (long long)rq->cf->owner_max_schedules);
-	if ((rows = db_query(rq->db,
-	         "SELECT count(*) >= $2::bigint FROM (SELECT 1 FROM schedules "
-	         "WHERE owner = $1 AND deleted_at IS NULL LIMIT $2::bigint) x",
-	         2, p, err, errlen)) == NULL)
+	if ((rows = db_query(rq->db, SQL_api_owner_full, 2, p, err, errlen)) ==
+	    NULL)
 		return API_DB_FAILED;
 	full = strcmp(db_rows_value(rows, 0, 0), "t") == 0;
 	db_rows_free(rows);
@@ -956,18 +885,7 @@ schedules_list(
 	p[5] = us[0] ? us : NULL;
 	p[6] = id[0] ? id : NULL;
 	p[7] = lim;
-	rows = db_query(rq->db,
-	    "SELECT " ROW_JSON ", (extract(epoch FROM created_at) * 1000000)"
-	    "::bigint, id FROM schedules s WHERE deleted_at IS NULL "
-	    "AND ($1::text IS NULL OR status = $1) "
-	    "AND ($2::text IS NULL OR kind = $2) "
-	    "AND ($3::text IS NULL OR workflow_id = $3) "
-	    "AND ($4::text IS NULL OR starts_with(name, $4)) "
-	    "AND ($5::text IS NULL OR owner = $5) "
-	    "AND ($6::bigint IS NULL OR (created_at, id) > "
-	    "('epoch'::timestamptz + $6::bigint * interval '1 microsecond', "
-	    "$7::uuid)) ORDER BY created_at, id LIMIT $8",
-	    8, p, err, errlen);
+	rows = db_query(rq->db, SQL_api_schedule_list, 8, p, err, errlen);
 	if (rows == NULL)
 		return API_DB_FAILED;
 	r = api_page(rs, rows, limit, "schedules",
@@ -1051,11 +969,11 @@ schedules_get(struct request *rq, struct response *rs, char *err, size_t errlen)
 		return 0;
 	if ((rows = load(rq, id, 0, &found, err, errlen)) == NULL)
 		return found == 0 ? not_found(rs) : API_DB_FAILED;
-	o = schedule_out_as(
-	    db_rows_value(rows, 0, C_JSON), rq->who.role < ROLE_EDITOR);
-	fires = preview(db_rows_value(rows, 0, C_JSON),
-	    db_rows_value(rows, 0, C_STATUS),
-	    db_rows_value(rows, 0, C_NEXT_SLOT), n);
+	o = schedule_out_as(db_rows_value(rows, 0, API_SCHEDULE_COL_JSON),
+	    rq->who.role < ROLE_EDITOR);
+	fires = preview(db_rows_value(rows, 0, API_SCHEDULE_COL_JSON),
+	    db_rows_value(rows, 0, API_SCHEDULE_COL_STATUS),
+	    db_rows_value(rows, 0, API_SCHEDULE_COL_NEXT_SLOT), n);
 	db_rows_free(rows);
 	if (o == NULL || fires == NULL) {
 		json_decref(o);
@@ -1140,10 +1058,7 @@ revive(struct request *rq, const char *id, char *err, size_t errlen)
 {
 	const char *p[1] = {id};
 
-	return db_exec(rq->db,
-	    "UPDATE schedules SET status = 'active', current_retry = 0, "
-	    "retry_pending = false WHERE id = $1",
-	    1, p, err, errlen);
+	return db_exec(rq->db, SQL_api_schedule_revive, 1, p, err, errlen);
 }
 
 /*
@@ -1179,7 +1094,8 @@ schedules_update(
 		db_rollback(rq->db);
 		goto out;
 	}
-	row = json_loads(db_rows_value(rows, 0, C_JSON), 0, NULL);
+	row =
+	    json_loads(db_rows_value(rows, 0, API_SCHEDULE_COL_JSON), 0, NULL);
 	if (row == NULL || schedule_from_row(row, &old, &e) == -1 ||
 	    schedule_from_row(row, &d, &e) == -1) {
 		json_decref(row);
@@ -1205,8 +1121,8 @@ schedules_update(
 	        (no_run_user(rq, &d,
 	             json_string_value(json_object_get(row, "owner")), rs) ||
 	            no_receiver(rq, &d, rs) || denied_url(rq, &d, rs))) ||
-	    (revived = terminal_patch(
-	         &old, &d, db_rows_value(rows, 0, C_STATUS), rs)) == -1) {
+	    (revived = terminal_patch(&old, &d,
+	         db_rows_value(rows, 0, API_SCHEDULE_COL_STATUS), rs)) == -1) {
 		json_decref(row);
 		db_rollback(rq->db);
 		goto out;
@@ -1221,16 +1137,20 @@ schedules_update(
 	 */
 	if (revived ||
 	    (field_changed(&old, &d, timing_keys) &&
-	        strcmp(db_rows_value(rows, 0, C_STATUS), "active") == 0 &&
-	        strcmp(db_rows_value(rows, 0, C_RETRY), "t") != 0)) {
+	        strcmp(db_rows_value(rows, 0, API_SCHEDULE_COL_STATUS),
+	            "active") == 0 &&
+	        strcmp(db_rows_value(rows, 0, API_SCHEDULE_COL_RETRY), "t") !=
+	            0)) {
 		if (first_slot(&d, run, slot, sizeof(run), rs)) {
 			db_rollback(rq->db);
 			goto out;
 		}
 		sp = slot;
 		if (revived ||
-		    strcmp(db_rows_value(rows, 0, C_NO_NEXT_RUN), "t") != 0 ||
-		    strcmp(db_rows_value(rows, 0, C_RUNNING), "0") == 0)
+		    strcmp(db_rows_value(rows, 0, API_SCHEDULE_COL_NO_NEXT_RUN),
+		        "t") != 0 ||
+		    strcmp(db_rows_value(rows, 0, API_SCHEDULE_COL_RUNNING),
+		        "0") == 0)
 			rp = run;
 	}
 	if ((revived && revive(rq, id, err, errlen) == -1) ||
@@ -1260,18 +1180,9 @@ remove_locked(struct request *rq, const char *ids, char *err, size_t errlen)
 	const char *p[1] = {ids};
 
 	/* Their trigger keys go at once, the rows maybe later (below). */
-	if (db_exec(rq->db,
-	        "DELETE FROM trigger_keys WHERE schedule_id = ANY($1::uuid[])",
-	        1, p, err, errlen) == -1 ||
-	    db_exec(rq->db,
-	        "DELETE FROM schedules WHERE id = ANY($1::uuid[]) "
-	        "AND running = 0",
-	        1, p, err, errlen) == -1 ||
-	    db_exec(rq->db,
-	        "UPDATE schedules SET deleted_at = now(), status = 'paused', "
-	        "next_run_at = NULL, retry_pending = false, updated_at = now() "
-	        "WHERE id = ANY($1::uuid[])",
-	        1, p, err, errlen) == -1)
+	if (db_exec(rq->db, SQL_api_delete_keys, 1, p, err, errlen) == -1 ||
+	    db_exec(rq->db, SQL_api_delete_idle, 1, p, err, errlen) == -1 ||
+	    db_exec(rq->db, SQL_api_delete_busy, 1, p, err, errlen) == -1)
 		return -1;
 	return 0;
 }
@@ -1321,15 +1232,18 @@ static int
 resume_slot(const struct db_rows *rows, char *run, char *slot, size_t len,
     struct response *rs)
 {
-	json_t *row = json_loads(db_rows_value(rows, 0, C_JSON), 0, NULL);
-	const char *next_slot = db_rows_value(rows, 0, C_NEXT_SLOT);
+	json_t *row =
+	    json_loads(db_rows_value(rows, 0, API_SCHEDULE_COL_JSON), 0, NULL);
+	const char *next_slot =
+	    db_rows_value(rows, 0, API_SCHEDULE_COL_NEXT_SLOT);
 	struct schedule_doc d;
 	struct schedule_error e;
 	int64_t now = now_s();
 	struct slot s;
 	int r = 0;
 
-	if (strcmp(db_rows_value(rows, 0, C_RETRY), "t") == 0 && next_slot) {
+	if (strcmp(db_rows_value(rows, 0, API_SCHEDULE_COL_RETRY), "t") == 0 &&
+	    next_slot) {
 		snprintf(run, len, "%lld", (long long)now);
 		snprintf(slot, len, "%s", next_slot);
 		json_decref(row);
@@ -1353,7 +1267,7 @@ resume_slot(const struct db_rows *rows, char *run, char *slot, size_t len,
 		    "the schedule has no slot before the year 10000");
 		r = 1;
 	}
-	if (strcmp(db_rows_value(rows, 0, C_RUNNING), "0") != 0)
+	if (strcmp(db_rows_value(rows, 0, API_SCHEDULE_COL_RUNNING), "0") != 0)
 		run[0] = '\0';
 	schedule_clear(&d);
 	return r;
@@ -1381,7 +1295,7 @@ transition(struct request *rq, struct response *rs, int resume, char *err,
 	r = 0;
 	if (read_only(rq, rs))
 		goto rollback;
-	status = db_rows_value(rows, 0, C_STATUS);
+	status = db_rows_value(rows, 0, API_SCHEDULE_COL_STATUS);
 	if (strcmp(status, resume ? "paused" : "active") != 0) {
 		r = api_error(rs, 400, "invalid_state", "status",
 		    "only %s schedules can be %s; this one is %s",
@@ -1398,13 +1312,7 @@ transition(struct request *rq, struct response *rs, int resume, char *err,
 	p[1] = resume && run[0] ? run : NULL;
 	p[2] = resume ? slot : NULL;
 	out = db_query(rq->db,
-	    resume ? "UPDATE schedules s SET status = 'active', "
-	             "next_run_at = to_timestamp($2::float8), "
-	             "next_slot_at = to_timestamp($3::float8), "
-	             "updated_at = now() WHERE id = $1 RETURNING " ROW_JSON
-	           : "UPDATE schedules s SET status = 'paused', "
-	             "next_run_at = NULL, updated_at = now() WHERE id = $1 "
-	             "RETURNING " ROW_JSON,
+	    resume ? SQL_api_schedule_resume : SQL_api_schedule_pause,
 	    resume ? 3 : 1, p, err, errlen);
 	if (out == NULL)
 		return db_failed(rq);
@@ -1512,15 +1420,8 @@ trigger_replay(struct request *rq, struct response *rs, const char *id,
 	    rq->who.owner, rq->idem_key, id, body, any_age ? "t" : "f"};
 	struct db_rows *rows;
 
-	if ((rows = db_query(rq->db,
-	         "SELECT k.trigger_id, cronvisor_time(k.created_at), s.id8, "
-	         "k.schedule_id = $3::uuid AND "
-	         "k.hash = sha256(convert_to($4::text, 'UTF8')), "
-	         "s.deleted_at IS NOT NULL "
-	         "FROM trigger_keys k JOIN schedules s ON s.id = k.schedule_id "
-	         "WHERE k.requested_by = $1 AND k.key = $2 "
-	         "AND ($5::boolean OR k.created_at > now() - interval '1 day')",
-	         5, p, err, errlen)) == NULL)
+	if ((rows = db_query(
+	         rq->db, SQL_api_trigger_by_key, 5, p, err, errlen)) == NULL)
 		return API_DB_FAILED;
 	if (db_rows_count(rows) == 0) {
 		db_rows_free(rows);
@@ -1561,27 +1462,8 @@ trigger_keyed(struct request *rq, struct response *rs, const char **p,
 
 	if ((r = trigger_replay(rq, rs, p[0], body, 0, err, errlen)) != 0)
 		return r == 1 ? 0 : r;
-	if ((rows = db_query(rq->db,
-	         "WITH k AS (INSERT INTO trigger_keys (requested_by, key, "
-	         "hash, schedule_id, trigger_id) "
-	         "SELECT $3, $5, sha256(convert_to($6::text, 'UTF8')), id, "
-	         "nextval(pg_get_serial_sequence('triggers', 'id')) "
-	         "FROM schedules WHERE id = $1 AND deleted_at IS NULL "
-	         "AND ($4::text IS NULL OR owner = $4) "
-	         "ON CONFLICT (requested_by, key) DO UPDATE SET "
-	         "hash = EXCLUDED.hash, schedule_id = EXCLUDED.schedule_id, "
-	         "trigger_id = EXCLUDED.trigger_id, created_at = now() "
-	         "WHERE trigger_keys.created_at <= now() - interval '1 day' "
-	         "RETURNING schedule_id, trigger_id), "
-	         "t AS (INSERT INTO triggers (id, schedule_id, payload, "
-	         "requested_by) "
-	         "SELECT trigger_id, schedule_id, $2::jsonb, $3 FROM k "
-	         "RETURNING id, cronvisor_time(created_at) AS at) "
-	         "SELECT t.id, t.at, s.id8, s.id IS NOT NULL "
-	         "FROM (VALUES (1)) v LEFT JOIN t ON true "
-	         "LEFT JOIN schedules s ON s.id = $1 AND s.deleted_at IS NULL "
-	         "AND ($4::text IS NULL OR s.owner = $4)",
-	         6, q, err, errlen)) == NULL)
+	if ((rows = db_query(
+	         rq->db, SQL_api_trigger_keyed, 6, q, err, errlen)) == NULL)
 		return API_DB_FAILED;
 	if (db_rows_value(rows, 0, 0) != NULL)
 		return trigger_reply(rs, p[0], rows);
@@ -1618,14 +1500,8 @@ too_many_triggers(
 		return 0;
 	snprintf(max, sizeof(max), "%lld",
 	    (long long)rq->cf->owner_max_triggers_per_minute);
-	if ((rows = db_query(rq->db,
-	         "WITH old AS (DELETE FROM trigger_counts WHERE owner = $1 "
-	         "AND minute < date_trunc('minute', now())) "
-	         "INSERT INTO trigger_counts AS c (owner, minute, n) "
-	         "VALUES ($1, date_trunc('minute', now()), 1) "
-	         "ON CONFLICT (owner, minute) DO UPDATE SET n = c.n + 1 "
-	         "WHERE c.n < $2::bigint RETURNING n",
-	         2, p, err, errlen)) == NULL)
+	if ((rows = db_query(
+	         rq->db, SQL_api_trigger_count, 2, p, err, errlen)) == NULL)
 		return API_DB_FAILED;
 	n = db_rows_count(rows);
 	db_rows_free(rows);
@@ -1699,13 +1575,7 @@ schedules_trigger(
 		free(payload);
 		return r;
 	}
-	rows = db_query(rq->db,
-	    "INSERT INTO triggers (schedule_id, payload, requested_by) "
-	    "SELECT id, $2::jsonb, $3 FROM schedules WHERE id = $1 "
-	    "AND deleted_at IS NULL AND ($4::text IS NULL OR owner = $4) "
-	    "RETURNING id, cronvisor_time(created_at), "
-	    "(SELECT id8 FROM schedules WHERE id = $1)",
-	    4, p, err, errlen);
+	rows = db_query(rq->db, SQL_api_trigger, 4, p, err, errlen);
 	free(payload);
 	if (rows == NULL)
 		return API_DB_FAILED;
@@ -1803,11 +1673,8 @@ schedules_batch_delete(
 	p[0] = arr;
 	p[1] = scope(rq);
 	if (db_begin(rq->db, err, errlen) == -1 ||
-	    (rows = db_query(rq->db,
-	         "SELECT id FROM schedules WHERE id = ANY($1::uuid[]) AND "
-	         "deleted_at IS NULL AND ($2::text IS NULL OR owner = $2) "
-	         "ORDER BY id FOR UPDATE",
-	         2, p, err, errlen)) == NULL) {
+	    (rows = db_query(rq->db, SQL_api_batch_lock, 2, p, err, errlen)) ==
+	        NULL) {
 		free(arr);
 		json_decref(list);
 		return db_failed(rq);

@@ -14,6 +14,7 @@
 #include <sys/random.h>
 
 #include "cronvisorctl.h"
+#include "sql_queries.h"
 
 #define TOKEN_BYTES           32       /* random bytes in a token */
 #define TOKEN_PREFIX          "cvt_"   /* what every token starts with */
@@ -124,10 +125,6 @@ token_check(const struct token_opts *o)
 static int
 token_create(struct db *db, const struct token_opts *o)
 {
-	static const char sql[] =
-	    "INSERT INTO tokens (hash, prefix, owner, role, note) "
-	    "VALUES (sha256(convert_to($1, 'UTF8')), left($1, 12), $2, $3, $4) "
-	    "RETURNING id";
 	char token[TOKEN_LEN + 1], err[CV_ERRLEN * 2];
 	const char *params[4] = {token, o->owner, o->role, o->note};
 	struct db_rows *rows;
@@ -137,7 +134,8 @@ token_create(struct db *db, const struct token_opts *o)
 		log_warn("getrandom");
 		return CTL_EXIT_FAIL;
 	}
-	if ((rows = db_query(db, sql, 4, params, err, sizeof(err))) == NULL) {
+	if ((rows = db_query(
+	         db, SQL_token_create, 4, params, err, sizeof(err))) == NULL) {
 		explicit_bzero(token, sizeof(token));
 		return token_db_error(db, err);
 	}
@@ -163,9 +161,6 @@ token_create(struct db *db, const struct token_opts *o)
 static int
 token_list(struct db *db)
 {
-	static const char sql[] =
-	    "SELECT id, prefix, owner, role, cronvisor_time(created_at), "
-	    "cronvisor_time(revoked_at), note FROM tokens ORDER BY id";
 	static const char *const hdr[] = {
 	    "ID", "PREFIX", "OWNER", "ROLE", "CREATED", "REVOKED", "NOTE"};
 	static const char *const keys[] = {"id", "prefix", "owner", "role",
@@ -175,7 +170,8 @@ token_list(struct db *db)
 	struct table *t;
 	json_t *list, *o;
 
-	if ((rows = db_query(db, sql, 0, NULL, err, sizeof(err))) == NULL)
+	if ((rows = db_query(db, SQL_token_list, 0, NULL, err, sizeof(err))) ==
+	    NULL)
 		return token_db_error(db, err);
 	t = table_new(hdr, 7);
 	list = json_array();
@@ -207,18 +203,14 @@ token_list(struct db *db)
 static int
 token_revoke(struct db *db, const char *id)
 {
-	static const char upd[] =
-	    "UPDATE tokens SET revoked_at = now() "
-	    "WHERE id = $1 AND revoked_at IS NULL RETURNING prefix, owner";
-	static const char sel[] =
-	    "SELECT cronvisor_time(revoked_at) FROM tokens WHERE id = $1";
 	char err[CV_ERRLEN * 2];
 	struct db_rows *rows;
 	int64_t v;
 
 	if (ctl_parse_int("token revoke ID", id, 1, INT64_MAX, &v) != 0)
 		return CTL_EXIT_USAGE;
-	if ((rows = db_query(db, upd, 1, &id, err, sizeof(err))) == NULL)
+	if ((rows = db_query(db, SQL_token_revoke, 1, &id, err, sizeof(err))) ==
+	    NULL)
 		return token_db_error(db, err);
 	if (db_rows_count(rows) == 1) {
 		printf("revoked token %s (%s…, owner %s)\n", id,
@@ -227,7 +219,8 @@ token_revoke(struct db *db, const char *id)
 		return CTL_EXIT_OK;
 	}
 	db_rows_free(rows);
-	if ((rows = db_query(db, sel, 1, &id, err, sizeof(err))) == NULL)
+	if ((rows = db_query(
+	         db, SQL_token_revoked_at, 1, &id, err, sizeof(err))) == NULL)
 		return token_db_error(db, err);
 	if (db_rows_count(rows) == 0) {
 		log_warnx("no token %s", id);

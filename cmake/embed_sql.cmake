@@ -1,13 +1,21 @@
 # embed_sql.cmake: writes OUT, a C source holding every migration of
-# SQL_DIR (files NNN_name.sql, in version order) as migrate_list[], for
-# common/migrate.c.  Run at build time: cmake -DSQL_DIR=... -DOUT=... -P.
+# SQL_DIR (files NNN_name.sql, in version order) as migrate_list[], and
+# SQL_DIR/functions.sql, the live definition of the SQL functions, as
+# migrate_functions[], for common/migrate.c.  Run at build time: cmake
+# -DSQL_DIR=... -DOUT=... -P.
 # The text goes in as byte arrays, so no quote, backslash or length of a
 # .sql file can break the C it becomes.
+include("${CMAKE_CURRENT_LIST_DIR}/sql_bytes.cmake")
+
 file(GLOB files RELATIVE "${SQL_DIR}" "${SQL_DIR}/*.sql")
 list(SORT files)
 set(arrays "")
 set(rows "")
 set(last 0)
+list(REMOVE_ITEM files functions.sql)
+if(NOT EXISTS "${SQL_DIR}/functions.sql")
+  message(FATAL_ERROR "sql/functions.sql is missing")
+endif()
 foreach(f IN LISTS files)
   if(NOT f MATCHES "^([0-9]+)_([a-z0-9_]+)\\.sql$")
     message(FATAL_ERROR "sql/${f}: migrations are named NNN_name.sql")
@@ -19,12 +27,13 @@ foreach(f IN LISTS files)
   set(last ${version})
   string(REGEX REPLACE "\\.sql$" "" name "${f}")
   file(READ "${SQL_DIR}/${f}" hex HEX)
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
-  string(REGEX REPLACE "(0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,)"
-    "\\1\n\t" bytes "${bytes}")
-  string(APPEND arrays "static const char sql_${version}[] = {\n\t${bytes}0x00};\n\n")
+  c_bytes("${hex}" bytes)
+  string(APPEND arrays "static const char sql_${version}[] = {\n\t${bytes}};\n\n")
   string(APPEND rows "\t{${version}, \"${name}\", sql_${version}},\n")
 endforeach()
+file(READ "${SQL_DIR}/functions.sql" hex HEX)
+c_bytes("${hex}" bytes)
+string(APPEND arrays "const char migrate_functions[] = {\n\t${bytes}};\n\n")
 list(LENGTH files n)
 if(n EQUAL 0)
   set(rows "\t{0, NULL, NULL},\n")

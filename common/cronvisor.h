@@ -444,7 +444,10 @@ int db_notifies(struct db *db,
     void (*fn)(const char *channel, const char *payload, void *arg), void *arg,
     char *err, size_t errlen);
 
-/* migrate.c: the migrations of sql/, compiled in, applied in order. */
+/*
+ * migrate.c: the migrations of sql/, compiled in, applied in order, then
+ * sql/functions.sql.
+ */
 struct migration {
 	int version;      /* NNN of sql/NNN_name.sql, >= 1 */
 	const char *name; /* "NNN_name", for messages */
@@ -452,6 +455,7 @@ struct migration {
 };
 extern const struct migration migrate_list[]; /* generated, by version */
 extern const size_t migrate_count;            /* entries in migrate_list */
+extern const char migrate_functions[];        /* generated: functions.sql */
 struct migrate_entry {
 	int version;         /* the migration's number */
 	char name[64];       /* "NNN_name" as recorded or known */

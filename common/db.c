@@ -19,6 +19,7 @@
 #include <libpq-fe.h>
 
 #include "cronvisor.h"
+#include "sql_queries.h"
 
 #define DB_MASK        "***" /* what a password becomes in messages */
 #define DB_SLACK_MS    1000  /* a statement's wait beyond the server's */
@@ -847,8 +848,7 @@ db_notify(struct db *db, const char *channel, const char *payload, char *err,
 {
 	const char *params[2] = {channel, payload != NULL ? payload : ""};
 
-	if (db_exec(db, "SELECT pg_notify($1, $2)", 2, params, err, errlen) ==
-	    -1)
+	if (db_exec(db, SQL_db_notify, 2, params, err, errlen) == -1)
 		return -1;
 	return 0;
 }

@@ -5,25 +5,23 @@
  * carries exactly the schema it was written against.  They are forward-only:
  * each missing one is applied, in version order, in its own transaction
  * together with its row in cronvisor_migrations, so a failure leaves the
- * database at the last complete version.  A session advisory lock serialises
- * concurrent runs (two hosts upgrading at once: the second waits, then finds
- * nothing to do), and a database that is already newer than this binary is
- * refused before anything changes: an old binary must not run against a
- * schema it does not know.
+ * database at the last complete version.  Then sql/functions.sql, the live
+ * definition of every SQL function (migrate_functions[]), is applied on
+ * every run, in a transaction of its own: a function is changed there, not
+ * by a migration.  A session advisory lock serialises concurrent runs (two
+ * hosts upgrading at once: the second waits, then finds nothing to do), and
+ * a database that is already newer than this binary is refused before
+ * anything changes: an old binary must not run against a schema it does
+ * not know.  The statements are those of sql/queries/migrate.sql.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cronvisor.h"
+#include "sql_queries.h"
 
 /* The advisory lock key: "cronvisr" in ASCII, as a bigint. */
 #define MIGRATE_LOCK_KEY "7165064483209180018"
-
-static const char migrate_table_sql[] =
-    "CREATE TABLE IF NOT EXISTS cronvisor_migrations ("
-    "version integer PRIMARY KEY, "
-    "name text NOT NULL, "
-    "applied_at timestamptz NOT NULL DEFAULT now())";
 
 /* Returns the highest version this cronvisor knows, 0 if it knows none. */
 int
@@ -45,9 +43,8 @@ migrate_check(struct db *db, char *err, size_t errlen)
 	const char *v;
 	int have, want = migrate_latest();
 
-	if ((rows = db_query(db,
-	         "SELECT max(version) FROM cronvisor_migrations", 0, NULL, err,
-	         errlen)) == NULL) {
+	if ((rows = db_query(db, SQL_migrate_version, 0, NULL, err, errlen)) ==
+	    NULL) {
 		if (strcmp(db_sqlstate(db), "42P01") == 0)
 			return log_errbuf(err, errlen,
 			    "the database has no cronvisor schema; run "
@@ -76,10 +73,8 @@ migrate_lock(struct db *db, int lock, char *err, size_t errlen)
 {
 	const char *key[1] = {MIGRATE_LOCK_KEY};
 
-	if (db_exec(db,
-	        lock ? "SELECT pg_advisory_lock($1::bigint)"
-	             : "SELECT pg_advisory_unlock($1::bigint)",
-	        1, key, err, errlen) == -1)
+	if (db_exec(db, lock ? SQL_migrate_lock : SQL_migrate_unlock, 1, key,
+	        err, errlen) == -1)
 		return -1;
 	return 0;
 }
@@ -94,9 +89,7 @@ migrate_applied(struct db *db, int **out, size_t *n, char *err, size_t errlen)
 	struct db_rows *rows;
 	int count;
 
-	rows = db_query(db,
-	    "SELECT version FROM cronvisor_migrations ORDER BY version", 0,
-	    NULL, err, errlen);
+	rows = db_query(db, SQL_migrate_versions, 0, NULL, err, errlen);
 	if (rows == NULL)
 		return -1;
 	count = db_rows_count(rows);
@@ -135,10 +128,8 @@ migrate_one(struct db *db, const struct migration *m, char *err, size_t errlen)
 	if (db_begin(db, why, sizeof(why)) == -1)
 		goto fail;
 	if (db_exec(db, m->sql, 0, NULL, why, sizeof(why)) == -1 ||
-	    db_exec(db,
-	        "INSERT INTO cronvisor_migrations (version, name) "
-	        "VALUES ($1, $2)",
-	        2, params, why, sizeof(why)) == -1 ||
+	    db_exec(db, SQL_migrate_record, 2, params, why, sizeof(why)) ==
+	        -1 ||
 	    db_commit(db, why, sizeof(why)) == -1) {
 		db_rollback(db);
 		goto fail;
@@ -146,6 +137,28 @@ migrate_one(struct db *db, const struct migration *m, char *err, size_t errlen)
 	return 0;
 fail:
 	return log_errbuf(err, errlen, "migration %s: %s", m->name, why);
+}
+
+/*
+ * Applies sql/functions.sql, in a transaction of its own.  Returns 0; or
+ * -1 with "sql/functions.sql: problem" in err and the transaction rolled
+ * back (the migrations committed before stay).
+ */
+static int
+migrate_functions_apply(struct db *db, char *err, size_t errlen)
+{
+	char why[CV_ERRLEN];
+
+	if (db_begin(db, why, sizeof(why)) == -1)
+		goto fail;
+	if (db_exec(db, migrate_functions, 0, NULL, why, sizeof(why)) == -1 ||
+	    db_commit(db, why, sizeof(why)) == -1) {
+		db_rollback(db);
+		goto fail;
+	}
+	return 0;
+fail:
+	return log_errbuf(err, errlen, "sql/functions.sql: %s", why);
 }
 
 /* The body of migrate_run(), run while holding the lock. */
@@ -157,7 +170,7 @@ migrate_locked(struct db *db,
 	int *have = NULL, count = 0;
 	size_t n = 0;
 
-	if (db_exec(db, migrate_table_sql, 0, NULL, err, errlen) == -1 ||
+	if (db_exec(db, SQL_migrate_table, 0, NULL, err, errlen) == -1 ||
 	    migrate_applied(db, &have, &n, err, errlen) == -1)
 		return -1;
 	if (n > 0 && have[n - 1] > migrate_latest()) {
@@ -182,18 +195,23 @@ migrate_locked(struct db *db,
 		count++;
 	}
 	free(have);
-	return count;
+	/*
+	 * Every time, not only after a migration: a new cronvisor may bring a
+	 * new definition of a function and no migration at all.
+	 */
+	return migrate_functions_apply(db, err, errlen) == -1 ? -1 : count;
 }
 
 /*
  * Applies every migration this cronvisor knows that db lacks, in version
- * order, each in its own transaction, under a session advisory lock held
- * for the whole run (concurrent callers wait for each other).  Creates
- * cronvisor_migrations if missing.  Calls applied(m, arg), if not NULL,
- * after each migration m is committed.  Refuses, changing nothing, a
- * database whose version is higher than migrate_latest().  Returns the
- * number of migrations applied (0: already up to date), or -1 with the
- * reason in err; the migrations committed before a failure stay.
+ * order, each in its own transaction, then sql/functions.sql in one more,
+ * under a session advisory lock held for the whole run (concurrent
+ * callers wait for each other).  Creates cronvisor_migrations if missing.
+ * Calls applied(m, arg), if not NULL, after each migration m is committed.
+ * Refuses, changing nothing, a database whose version is higher than
+ * migrate_latest().  Returns the number of migrations applied (0: already
+ * up to date; the functions do not count), or -1 with the reason in err;
+ * the migrations committed before a failure stay.
  */
 int
 migrate_run(struct db *db,
@@ -207,10 +225,7 @@ migrate_run(struct db *db,
 	 * A migration may rewrite a large table, and the lock may be held by
 	 * another migration for as long: no statement time limit here.
 	 */
-	if (db_exec(db,
-	        "SET statement_timeout = 0; "
-	        "SET idle_in_transaction_session_timeout = 0",
-	        0, NULL, err, errlen) == -1 ||
+	if (db_exec(db, SQL_migrate_no_timeout, 0, NULL, err, errlen) == -1 ||
 	    migrate_lock(db, 1, err, errlen) == -1)
 		return -1;
 	rc = migrate_locked(db, applied, arg, err, errlen);
@@ -280,19 +295,14 @@ migrate_status(struct db *db, struct migrate_entry **out, size_t *n, char *err,
 	struct db_rows *rows = NULL, *exists;
 	int have;
 
-	exists = db_query(db,
-	    "SELECT to_regclass('cronvisor_migrations') IS NOT NULL", 0, NULL,
-	    err, errlen);
+	exists = db_query(db, SQL_migrate_exists, 0, NULL, err, errlen);
 	if (exists == NULL)
 		return -1;
 	have = strcmp(db_rows_value(exists, 0, 0), "t") == 0;
 	db_rows_free(exists);
 	if (have &&
-	    (rows = db_query(db,
-	         "SELECT version, name, to_char(applied_at AT TIME "
-	         "ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') "
-	         "FROM cronvisor_migrations ORDER BY version",
-	         0, NULL, err, errlen)) == NULL)
+	    (rows = db_query(db, SQL_migrate_status, 0, NULL, err, errlen)) ==
+	        NULL)
 		return -1;
 	*out =
 	    calloc(migrate_count + (size_t)(rows ? db_rows_count(rows) : 0) + 1,

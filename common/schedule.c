@@ -993,7 +993,7 @@ schedule_equal(const struct schedule_doc *a, const struct schedule_doc *b)
 
 /*
  * Reads the document of a stored schedule from row, the JSON of a
- * schedules row (cronvisor_schedule_json() in sql/002_api.sql): the
+ * schedules row (cronvisor_schedule_json() in sql/functions.sql): the
  * members that are document fields, validated like a body; the others
  * (id, owner, status, counters) are ignored.  Returns 0 with *out owned by
  * the caller, or -1 with *e set (a row written by hand that the API would

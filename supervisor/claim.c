@@ -11,7 +11,8 @@
  * one run outside the slot sequence, sched-<id8>-t<request id>, and its
  * row is deleted.  The runners are forked only after the commit, by the
  * caller, from the jobs this file returns.  A schedule with deleted_at set
- * is never claimed: it only waits for its runs in flight (finish.c).
+ * is never claimed: it only waits for its runs in flight (finish.c).  The
+ * statements are those of sql/queries/claim.sql.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,39 +20,6 @@
 #include <time.h>
 
 #include "cronvisord.h"
-
-/*
- * Due by $2, claim_ahead_ms from now ($3): a schedule with a run in flight
- * only by now, so that its overlap policy is decided at the instant, when
- * that run may have ended, and not a little before.
- */
-#define DUE_WHERE                                                              \
-	"status = 'active' AND deleted_at IS NULL "                            \
-	"AND next_run_at <= to_timestamp($2) "                                 \
-	"AND (running = 0 OR next_run_at <= to_timestamp($3))"
-
-/*
- * The due schedules, shared fairly between their owners: the first $4 due
- * (by next_run_at, through schedules_due) are ranked within their owner,
- * and the claim takes the first of every owner, then the second of every
- * owner, and so on, each rank in next_run_at order.  An owner with a
- * thousand schedules due cannot push another's one schedule out of the
- * batch.  The owner is the last of SCHED_COLUMNS.  The
- * ranking picks twice as many as the claim may take (rows a peer holds
- * are skipped), and only those are read again, by their primary key, and
- * locked: joined to every due row instead, a claim of one row would read
- * them all.  The outer WHERE is checked again on the row locked (a peer
- * may have moved it).
- */
-#define CLAIM_SQL                                                                      \
-	"SELECT " SCHED_COLUMNS " FROM unnest(ARRAY(SELECT due_id "                    \
-	"FROM (SELECT d.id AS due_id, d.next_run_at AS due_at, row_number() "          \
-	"OVER (PARTITION BY d.owner ORDER BY d.next_run_at, d.id) AS "                 \
-	"due_rank FROM (SELECT id, owner, next_run_at FROM schedules WHERE " DUE_WHERE \
-	" ORDER BY next_run_at LIMIT $4) d) r ORDER BY due_rank, "                     \
-	"due_at LIMIT 2 * $1::int)) WITH ORDINALITY AS k(due_id, due_pos) "            \
-	"JOIN schedules ON schedules.id = k.due_id WHERE " DUE_WHERE                   \
-	" ORDER BY k.due_pos LIMIT $1 FOR UPDATE OF schedules SKIP LOCKED"
 
 /* The longest owner name in bytes: 200 characters of UTF-8, and a NUL. */
 #define OWNER_BYTES (200 * 4 + 1)
@@ -70,113 +38,10 @@
 #define CLAIM_WINDOW_MIN 100
 
 /*
- * Runs in flight per owner, on every supervisor, from the rows that say
- * so (runs_running): a supervisor killed with runs in flight holds them
- * until a peer declares them lost, and leaks nothing after.
- */
-#define OWNERS_SQL                                                             \
-	"SELECT s.owner, count(*) FROM runs r JOIN schedules s ON "            \
-	"s.id = r.schedule_id WHERE r.status = 'running' GROUP BY s.owner"
-
-/*
  * A retry that comes due while its owner is at its limit waits this many
  * seconds, and says so in last_error, before it is looked at again.
  */
 #define OWNER_WAIT_SECONDS 5
-
-#define OWNER_WAIT_SQL                                                         \
-	"UPDATE schedules SET next_run_at = now() + make_interval(secs => "    \
-	"$2::int), last_error = $3, updated_at = now() WHERE id = $1"
-
-/*
- * Pending trigger-now requests, oldest first, each locked together with
- * its schedule and both SKIP LOCKED: a request or a schedule another
- * supervisor holds is left to it, so that two supervisors never wait on
- * each other (no deadlock) and never claim one request twice.
- */
-#define TRIGGERS_SQL                                                           \
-	"SELECT t.id, t.schedule_id, t.payload::text, "                        \
-	"floor(extract(epoch FROM t.created_at))::bigint "                     \
-	"FROM triggers t JOIN schedules s ON s.id = t.schedule_id "            \
-	"ORDER BY t.id LIMIT $1 FOR UPDATE OF t, s SKIP LOCKED"
-
-#define TRIGGER_SCHED_SQL                                                      \
-	"SELECT " SCHED_COLUMNS " FROM schedules WHERE id = $1"
-
-/*
- * Records the run of request $1: slot_at is the request's created_at as
- * PostgreSQL has it (microseconds kept, no round trip through the client),
- * attempt 0, triggered.  Requests of one transaction share their time;
- * triggered runs are left out of the uniqueness of (schedule, slot,
- * attempt) for that (sql/002_api.sql), their id is what makes them unique.
- */
-#define TRIGGER_RUN_SQL                                                        \
-	"INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at, " \
-	"status, supervisor_id, started_at, finished_at, note, error, "        \
-	"triggered) SELECT $2::text, t.schedule_id, $3::bigint, 0, "           \
-	"t.created_at, $4::text, "                                             \
-	"CASE WHEN $4::text = 'running' THEN $5::bigint END, "                 \
-	"CASE WHEN $4::text = 'running' THEN now() END, "                      \
-	"CASE WHEN $4::text <> 'running' THEN now() END, $6::text, $7::text, " \
-	"true FROM triggers t WHERE t.id = $1 ON CONFLICT DO NOTHING "         \
-	"RETURNING id"
-
-#define TRIGGER_START_SQL                                                      \
-	"UPDATE schedules SET running = running + 1, last_run_at = now(), "    \
-	"updated_at = now() WHERE id = $1"
-
-/*
- * A run claimed ahead of its instant ($9, µs; NULL: now) starts at the
- * instant: its runner waits for it.  The slot ($5) is in epoch ms, as are
- * the times of UPDATE_SQL and FIRES_SQL: slots keep the milliseconds of
- * the instant the user gave (slot_ms()).
- */
-#define INSERT_RUN_SQL                                                         \
-	"INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at, " \
-	"status, supervisor_id, started_at, finished_at, note) "               \
-	"VALUES ($1, $2, $3, $4, to_timestamp($5::float8 / 1e3), $6, "         \
-	"CASE WHEN $6 = 'running' THEN $7::bigint END, "                       \
-	"CASE WHEN $6 = 'running' THEN greatest(now(), "                       \
-	"to_timestamp($9::float8 / 1e6)) END, "                                \
-	"CASE WHEN $6 <> 'running' THEN now() END, $8) "                       \
-	"ON CONFLICT DO NOTHING RETURNING id"
-
-#define UPDATE_SQL                                                             \
-	"UPDATE schedules SET next_run_at = to_timestamp($2::float8 / 1e3), "  \
-	"next_slot_at = to_timestamp($3::float8 / 1e3), slot_seq = $4, "       \
-	"running = running + $5, retry_pending = false, "                      \
-	"last_run_at = CASE WHEN $5 > 0 THEN now() ELSE last_run_at END, "     \
-	"updated_at = now() WHERE id = $1"
-
-/*
- * INSERT_RUN_SQL of a slot run and UPDATE_SQL of its schedule, for the
- * common claim of one slot (fire_one()), for every such schedule of the
- * claim in one statement: $1 the lease, $2 a JSON array of rows: the run
- * id, the schedule, the repeat (= slot_seq before), the slot, the start
- * (µs, null: now), the next_run_at and next_slot_at after it, anchor:
- * completion (both NULL once the run is in flight).  The counters move by
- * the rows inserted (none: the slot was claimed before).  Returns the
- * ids of the runs inserted.
- */
-#define FIRES_SQL                                                                \
-	"WITH v AS (SELECT * FROM json_to_recordset($2::json) AS v(id text, "    \
-	"sid uuid, rep bigint, slot bigint, start bigint, next_run bigint, "     \
-	"next_slot bigint, anchor boolean)), ins AS (INSERT INTO runs (id, "     \
-	"schedule_id, repeat_number, attempt, slot_at, status, supervisor_id, "  \
-	"started_at) SELECT id, sid, rep, 0, to_timestamp(slot::float8 / 1e3), " \
-	"'running', "                                                            \
-	"$1::bigint, greatest(now(), to_timestamp(start::float8 / 1e6)) "        \
-	"FROM v ON CONFLICT DO NOTHING RETURNING id, schedule_id), "             \
-	"up AS (UPDATE schedules SET next_run_at = CASE WHEN ins.id IS NOT "     \
-	"NULL AND v.anchor THEN NULL ELSE to_timestamp(v.next_run::float8 / "    \
-	"1e3) END, "                                                             \
-	"next_slot_at = CASE WHEN ins.id IS NOT NULL AND v.anchor THEN NULL "    \
-	"ELSE to_timestamp(v.next_slot::float8 / 1e3) END, slot_seq = v.rep + "  \
-	"(ins.id IS NOT NULL)::int, running = running + "                        \
-	"(ins.id IS NOT NULL)::int, retry_pending = false, last_run_at = "       \
-	"CASE WHEN ins.id IS NOT NULL THEN now() ELSE last_run_at END, "         \
-	"updated_at = now() FROM v LEFT JOIN ins ON ins.schedule_id = v.sid "    \
-	"WHERE schedules.id = v.sid) SELECT id FROM ins"
 
 static const char *const catch_up_names[] = {"latest", "all", "none"};
 
@@ -196,14 +61,14 @@ struct claim {
 	int limit;                  /* runs this claim may start at most */
 	struct job *jobs;           /* runs to start, newest first */
 	int njobs;                  /* entries in jobs */
-	json_t *fires;              /* FIRES_SQL rows not yet written */
+	json_t *fires;              /* claim_fires rows not yet written */
 	struct job **fired;         /* their jobs, in jobs already */
 	int nfired;                 /* entries in fires and fired */
 	char *err;                  /* the caller's message buffer */
 	size_t errlen;              /* its size */
-	struct owner_count *owners; /* OWNERS_SQL, and the runs started */
+	struct owner_count *owners; /* claim_owners, and the runs started */
 	int nowners;                /* entries in owners */
-	int owners_read;            /* OWNERS_SQL was read */
+	int owners_read;            /* claim_owners was read */
 	const char *owner;          /* owner of the schedule being claimed */
 	int64_t owner_max;          /* runs in flight an owner may have */
 };
@@ -235,7 +100,7 @@ owner_add(struct claim *cl, const char *owner, int64_t n)
 }
 
 /*
- * The runs in flight of cl->owner, reading OWNERS_SQL first if need be:
+ * The runs in flight of cl->owner, reading claim_owners first if need be:
  * *count points into the claim's list (an owner with none so far is
  * added).  -1 with err set on a database error or out of memory.
  */
@@ -246,7 +111,7 @@ owner_slot(struct claim *cl, int64_t **count)
 	int n;
 
 	if (!cl->owners_read) {
-		if ((rows = db_query(cl->db, OWNERS_SQL, 0, NULL, cl->err,
+		if ((rows = db_query(cl->db, SQL_claim_owners, 0, NULL, cl->err,
 		         cl->errlen)) == NULL)
 			return -1;
 		cl->owners_read = 1;
@@ -343,7 +208,8 @@ insert_run(struct claim *cl, const struct sched *s, const char *id,
 	snprintf(at, sizeof(at), "%lld", (long long)slot_ms(&s->tm, slot));
 	snprintf(lease, sizeof(lease), "%lld", (long long)cl->sv_id);
 	snprintf(start, sizeof(start), "%lld", (long long)start_us);
-	rows = db_query(cl->db, INSERT_RUN_SQL, 9, p, cl->err, cl->errlen);
+	rows =
+	    db_query(cl->db, SQL_claim_insert_run, 9, p, cl->err, cl->errlen);
 	if (rows == NULL)
 		return -1;
 	n = db_rows_count(rows);
@@ -434,7 +300,7 @@ update(struct claim *cl, const struct sched *s, int64_t next_run,
 
 	snprintf(seq, sizeof(seq), "%lld", (long long)s->slot_seq);
 	snprintf(f, sizeof(f), "%lld", (long long)fired);
-	return db_exec(cl->db, UPDATE_SQL, 5, p, cl->err, cl->errlen);
+	return db_exec(cl->db, SQL_claim_update, 5, p, cl->err, cl->errlen);
 }
 
 /*
@@ -451,7 +317,7 @@ owner_wait(struct claim *cl, const struct sched *s, const char *note)
 
 	snprintf(secs, sizeof(secs), "%d", OWNER_WAIT_SECONDS);
 	snprintf(why, sizeof(why), "waiting: %s", note);
-	return db_exec(cl->db, OWNER_WAIT_SQL, 3, p, cl->err, cl->errlen);
+	return db_exec(cl->db, SQL_claim_owner_wait, 3, p, cl->err, cl->errlen);
 }
 
 /* A pending retry: one run of the same slot, then nothing until it ends. */
@@ -534,7 +400,7 @@ start_us(const struct sched *s, int64_t slot)
 /*
  * The common claim, one slot to fire and nothing in the way (no run in
  * flight, room left): its run and the schedule's next slot, the same as
- * fire() then update() below, as a FIRES_SQL row written with the others
+ * fire() then update() below, as a claim_fires row written with the others
  * by fire_all().  Its job is made now and dropped there if the slot was
  * claimed before.
  */
@@ -587,7 +453,7 @@ drop_job(struct claim *cl, struct job *j)
 }
 
 /*
- * Writes the claim's FIRES_SQL rows, and drops the jobs of the slots that
+ * Writes the claim's claim_fires rows, and drops the jobs of the slots that
  * were claimed before (no row inserted).  0, or -1 with err set.
  */
 static int
@@ -601,7 +467,7 @@ fire_all(struct claim *cl)
 		return 0;
 	snprintf(lease, sizeof(lease), "%lld", (long long)cl->sv_id);
 	rows = batch_query(
-	    cl->db, FIRES_SQL, lease, cl->fires, cl->err, cl->errlen);
+	    cl->db, SQL_claim_fires, lease, cl->fires, cl->err, cl->errlen);
 	cl->fires = NULL;
 	if (rows == NULL)
 		return -1;
@@ -742,7 +608,7 @@ claim_slots(struct claim *cl, struct sched *s)
 
 /*
  * Records the run of trigger request tid with the given status, note and
- * error (see TRIGGER_RUN_SQL for its time), and deletes the request.
+ * error (see claim_trigger_run for its time), and deletes the request.
  * Returns 1 if the run row was inserted, 0 if it could not be (a run of
  * that id or time exists: the request is dropped, with a warning), -1 on
  * a database error.
@@ -758,7 +624,8 @@ trigger_run(struct claim *cl, const char *tid, const char *run, int64_t repeat,
 
 	snprintf(rep, sizeof(rep), "%lld", (long long)repeat);
 	snprintf(lease, sizeof(lease), "%lld", (long long)cl->sv_id);
-	rows = db_query(cl->db, TRIGGER_RUN_SQL, 7, p, cl->err, cl->errlen);
+	rows =
+	    db_query(cl->db, SQL_claim_trigger_run, 7, p, cl->err, cl->errlen);
 	if (rows == NULL)
 		return -1;
 	if ((n = db_rows_count(rows)) == 0)
@@ -766,7 +633,7 @@ trigger_run(struct claim *cl, const char *tid, const char *run, int64_t repeat,
 		          "request is dropped",
 		    run);
 	db_rows_free(rows);
-	if (db_exec(cl->db, "DELETE FROM triggers WHERE id = $1", 1, p, cl->err,
+	if (db_exec(cl->db, SQL_claim_trigger_delete, 1, p, cl->err,
 	        cl->errlen) == -1)
 		return -1;
 	return n;
@@ -790,13 +657,14 @@ trigger_start(struct claim *cl, struct sched *s, const char *tid,
 	if (r <= 0)
 		return r;
 	if (add_job(cl, s, run, slot, s->slot_seq, 0, 1, 0) == -1 ||
-	    db_exec(cl->db, TRIGGER_START_SQL, 1, p, cl->err, cl->errlen) == -1)
+	    db_exec(cl->db, SQL_claim_trigger_start, 1, p, cl->err,
+	        cl->errlen) == -1)
 		return -1;
 	return 0;
 }
 
 /*
- * One trigger-now request, row i of TRIGGERS_SQL, its schedule locked: the
+ * One trigger-now request, row i of claim_triggers, its schedule locked: the
  * schedule is read again here (an earlier request of the same batch may
  * have started a run of it).  A deleted schedule's request is dropped; with
  * `overlap: skip` and a run in flight the run is recorded skipped; else it
@@ -806,16 +674,16 @@ trigger_start(struct claim *cl, struct sched *s, const char *tid,
 static int
 claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
 {
-	const char *tid = db_rows_value(trig, i, 0);
-	const char *p[1] = {db_rows_value(trig, i, 1)};
+	const char *tid = db_rows_value(trig, i, CLAIM_TRIGGER_COL_ID);
+	const char *p[1] = {db_rows_value(trig, i, CLAIM_TRIGGER_COL_SCHEDULE)};
 	struct db_rows *rows;
 	struct sched s;
 	char run[RUN_ID_MAX], why[CV_ERRLEN], owner[OWNER_BYTES];
 	char note[NOTE_BYTES];
 	int r;
 
-	if ((rows = db_query(
-	         cl->db, TRIGGER_SCHED_SQL, 1, p, cl->err, cl->errlen)) == NULL)
+	if ((rows = db_query(cl->db, SQL_claim_trigger_sched, 1, p, cl->err,
+	         cl->errlen)) == NULL)
 		return -1;
 	if (db_rows_count(rows) == 0) { /* cannot be: we hold its lock */
 		db_rows_free(rows);
@@ -823,7 +691,7 @@ claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
 	}
 	snprintf(run, sizeof(run), "sched-%.8s-t%s", p[0], tid);
 	snprintf(owner, sizeof(owner), "%s",
-	    db_rows_value(rows, 0, db_rows_columns(rows) - 1));
+	    db_rows_value(rows, 0, SCHED_COL_OWNER));
 	cl->owner = owner;
 	if (sched_load(rows, 0, &s, why, sizeof(why)) == -1) {
 		db_rows_free(rows);
@@ -836,8 +704,8 @@ claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
 	if (s.deleted) {
 		log_info(
 		    "run %s: dropped: schedule %s is being deleted", run, s.id);
-		r = db_exec(cl->db, "DELETE FROM triggers WHERE id = $1", 1,
-		    &tid, cl->err, cl->errlen);
+		r = db_exec(cl->db, SQL_claim_trigger_delete, 1, &tid, cl->err,
+		    cl->errlen);
 	} else if (s.overlap == SCHEDULE_OVERLAP_SKIP && s.running > 0) {
 		r = trigger_run(cl, tid, run, s.slot_seq, "skipped",
 		    "triggered while a run was in flight (overlap: skip)",
@@ -848,8 +716,9 @@ claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
 			    cl, tid, run, s.slot_seq, "skipped", note, NULL);
 	} else if ((r = owner_took(cl, 1)) == 0) {
 		r = trigger_start(cl, &s, tid, run,
-		    strtoll(db_rows_value(trig, i, 3), NULL, 10),
-		    db_rows_value(trig, i, 2));
+		    strtoll(db_rows_value(trig, i, CLAIM_TRIGGER_COL_CREATED),
+		        NULL, 10),
+		    db_rows_value(trig, i, CLAIM_TRIGGER_COL_PAYLOAD));
 	}
 	sched_clear(&s);
 	return r < 0 ? -1 : 0;
@@ -868,8 +737,8 @@ claim_triggers(struct claim *cl, int limit)
 	int n;
 
 	snprintf(lim, sizeof(lim), "%d", limit);
-	if ((rows = db_query(
-	         cl->db, TRIGGERS_SQL, 1, p, cl->err, cl->errlen)) == NULL)
+	if ((rows = db_query(cl->db, SQL_claim_triggers, 1, p, cl->err,
+	         cl->errlen)) == NULL)
 		return -1;
 	n = db_rows_count(rows);
 	for (int i = 0; i < n; i++)
@@ -892,10 +761,8 @@ shelve(struct claim *cl, const char *id, const char *why)
 	const char *p[2] = {id, why};
 
 	log_warnx("schedule %s: %s; it is now dead", id, why);
-	return db_exec(cl->db,
-	           "UPDATE schedules SET status = 'dead', next_run_at = NULL, "
-	           "last_error = $2, updated_at = now() WHERE id = $1",
-	           2, p, cl->err, cl->errlen) == -1
+	return db_exec(cl->db, SQL_claim_shelve, 2, p, cl->err, cl->errlen) ==
+	        -1
 	    ? -1
 	    : 0;
 }
@@ -917,16 +784,17 @@ claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 	snprintf(win, sizeof(win), "%d",
 	    limit * CLAIM_WINDOW > CLAIM_WINDOW_MIN ? limit * CLAIM_WINDOW
 	                                            : CLAIM_WINDOW_MIN);
-	if ((rows = db_query(cl->db, CLAIM_SQL, 4, p, cl->err, cl->errlen)) ==
-	    NULL)
+	if ((rows = db_query(
+	         cl->db, SQL_claim_due, 4, p, cl->err, cl->errlen)) == NULL)
 		return -1;
 	n = db_rows_count(rows);
 	for (int i = 0; i < n && r != -1; i++) {
 		if (sched_load(rows, i, &s, why, sizeof(why)) == -1) {
-			r = shelve(cl, db_rows_value(rows, i, 0), why);
+			r = shelve(
+			    cl, db_rows_value(rows, i, SCHED_COL_ID), why);
 			continue;
 		}
-		cl->owner = db_rows_value(rows, i, db_rows_columns(rows) - 1);
+		cl->owner = db_rows_value(rows, i, SCHED_COL_OWNER);
 		r = s.retry_pending ? claim_retry(cl, &s) : claim_slots(cl, &s);
 		sched_clear(&s);
 	}

@@ -154,13 +154,7 @@ arm_timer(void)
 	 */
 	snprintf(ahead, sizeof(ahead), "%lld", (long long)sv.cf.claim_ahead_ms);
 	p[0] = ahead;
-	rows = db_query(sv.db,
-	    "SELECT (SELECT ceil(extract(epoch FROM next_run_at) * 1000)::"
-	    "bigint - CASE WHEN running = 0 THEN $1::bigint ELSE 0 END "
-	    "FROM schedules WHERE status = 'active' AND deleted_at IS NULL "
-	    "AND next_run_at IS NOT NULL ORDER BY next_run_at LIMIT 1), "
-	    "EXISTS (SELECT 1 FROM triggers)",
-	    1, p, err, sizeof(err));
+	rows = db_query(sv.db, SQL_cronvisord_next_due, 1, p, err, sizeof(err));
 	if (rows == NULL) {
 		db_failed(err);
 		return;
@@ -892,24 +886,6 @@ setup_loop(void)
 	zygote_watch(sv.epfd, TAG_HELPER);
 }
 
-/*
- * The plans of the supervisor's statements.  Every one of them reaches its
- * rows through an index: a claim reads the due index in order and stops
- * at its limit; a batch of results or of fires looks up the rows it names
- * (a JSON array, which the planner guesses at 100 rows) by primary key.
- * Left to the statistics, right after many schedules were created and
- * before autovacuum analyzed them, the planner thinks the tables small: it
- * joined each batch to a sequential scan of every schedule, and had each
- * claim read every due schedule (a bitmap scan) to sort them and keep the
- * first 100.  In a burst of 3,000 runs that was some 150 scans of all the
- * rows and their dead versions, and a claim cost more the more were due.
- * Without sequential and bitmap scans the planner uses the indexes
- * whatever the statistics say.  A statement no index suits walks a whole
- * index instead of the table: only the retirement of a previous
- * incarnation (supervisors by name, once at start) is one.
- */
-#define SESSION_SQL "SET enable_seqscan = off; SET enable_bitmapscan = off"
-
 /* Connects, checks the schema, registers and listens. */
 static void
 setup_db(void)
@@ -921,7 +897,8 @@ setup_db(void)
 		fatalx("database: %s", err);
 	/* Statements wait in the loop's tasks (before it: in poll()). */
 	db_set_wait(sv.db, task_wait, NULL);
-	if (db_session(sv.db, SESSION_SQL, err, sizeof(err)) == -1)
+	/* Every statement on its indexes (see cronvisord_session). */
+	if (db_session(sv.db, SQL_cronvisord_session, err, sizeof(err)) == -1)
 		fatalx("database: %s", err);
 	if (migrate_check(sv.db, err, sizeof(err)) == -1)
 		fatalx("database: %s", err);

@@ -11,6 +11,7 @@
 
 #include "cronvisor.h"
 #include "spawn.h"
+#include "sql_queries.h"
 
 struct db;
 struct db_rows;
@@ -213,24 +214,10 @@ int prune_deleted(struct db *db, char *err, size_t errlen);
 int prune_keys(struct db *db, char *err, size_t errlen);
 
 /*
- * sched.c: schedules rows and the runs they make.  at and start_at are
- * read in epoch ms, rounded up (the API stores whole ms; a row written by
- * hand with µs then fires no earlier than it says).
+ * sched.c: schedules rows and the runs they make.  A statement selects
+ * them with {{sched}} (sql/queries/sched.sql), enum sched_col the
+ * positions.
  */
-#define SCHED_COLUMNS                                                          \
-	"id, id8, name, kind, interval_seconds, anchor, cron, timezone, "      \
-	"ceil(extract(epoch FROM at) * 1000)::bigint, "                        \
-	"ceil(extract(epoch FROM start_at) * 1000)::bigint, dst_gap, "         \
-	"dst_fold, "                                                           \
-	"jitter_seconds, total_repeats, max_retries, backoff, "                \
-	"retry_delay_seconds, timeout_seconds, overlap, catch_up, "            \
-	"max_catch_up_runs, starting_deadline_seconds, target, limits, "       \
-	"trigger_payload, current_repeat, current_retry, "                     \
-	"floor(extract(epoch FROM next_run_at))::bigint, "                     \
-	"floor(extract(epoch FROM next_slot_at))::bigint, running, slot_seq, " \
-	"workflow_id, trigger_node_id, status, retry_pending, retry_repeat, "  \
-	"deleted_at IS NOT NULL, "                                             \
-	"(extract(epoch FROM next_run_at) * 1e6)::bigint, owner"
 int sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
     size_t errlen);
 void sched_clear(struct sched *s);

@@ -9,7 +9,8 @@
  * now, outside the slots) leaves the state machine and the counters alone:
  * it only ends one run in flight.  A schedule deleted while runs were in
  * flight (deleted_at set) is deleted, with its history, by the transaction
- * that records the last of them.
+ * that records the last of them.  The statements are those of
+ * sql/queries/finish.sql.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,128 +18,6 @@
 #include <time.h>
 
 #include "cronvisord.h"
-
-/*
- * finished_at is when the run ended ($14, on the supervisor's clock, the
- * one it claims by), not when its result could be written: the database
- * may have been away meanwhile.  A run declared lost has no end of its
- * own ($14 NULL): it ends when it is declared.
- */
-#define RUN_SQL                                                                \
-	"UPDATE runs SET status = $3, finished_at = greatest(started_at, "     \
-	"coalesce(to_timestamp($14::float8 / 1e6), now())), "                  \
-	"duration_ms = $4, exit_code = $5, signal = $6, http_status = $7, "    \
-	"cpu_user_ms = $8, cpu_sys_ms = $9, max_rss_kb = $10, output = $11, "  \
-	"error = $12, pid = $13 "                                              \
-	"WHERE id = $1 AND supervisor_id = $2 AND status = 'running' "         \
-	"RETURNING schedule_id"
-
-/*
- * The run row and its schedule's, locked, in one round trip: no row when
- * the run is no longer ours (a schedule row goes only once no run of it
- * is in flight).
- */
-#define RUN_SCHED_SQL                                                          \
-	"WITH r AS (" RUN_SQL ") SELECT " SCHED_COLUMNS " FROM schedules "     \
-	"WHERE id = (SELECT schedule_id FROM r) FOR UPDATE"
-
-/*
- * RUN_SCHED_SQL for a batch of runs of distinct schedules, in one
- * statement: $1 the lease, $2 a JSON array of the results (RUN_ROW).  The
- * schedules' rows come back locked in id order (the order every batch
- * locks them in), each with the id of its run after its columns; a run no
- * longer ours has no row.  v is MATERIALIZED so that the JSON is read once:
- * inlined, it was read again for every run of ours in flight.
- */
-#define RUNS_SQL                                                               \
-	"WITH v AS MATERIALIZED (SELECT * FROM json_to_recordset($2::json) "   \
-	"AS v(id text, status text, duration bigint, exit_code integer, "      \
-	"signal integer, "                                                     \
-	"http_status integer, cpu_user bigint, cpu_sys bigint, rss bigint, "   \
-	"output text, error text, pid integer, ended bigint)), r AS ("         \
-	"UPDATE runs SET status = v.status, finished_at = greatest("           \
-	"runs.started_at, coalesce(to_timestamp(v.ended::float8 / 1e6), "      \
-	"now())), duration_ms = v.duration, exit_code = v.exit_code, "         \
-	"signal = v.signal, http_status = v.http_status, "                     \
-	"cpu_user_ms = v.cpu_user, cpu_sys_ms = v.cpu_sys, "                   \
-	"max_rss_kb = v.rss, output = v.output, error = v.error, pid = v.pid " \
-	"FROM v WHERE runs.id = v.id AND runs.supervisor_id = $1 "             \
-	"AND runs.status = 'running' RETURNING runs.id AS run_id, "            \
-	"runs.schedule_id AS run_schedule) SELECT " SCHED_COLUMNS              \
-	", r.run_id "                                                          \
-	"FROM schedules JOIN r ON schedules.id = r.run_schedule "              \
-	"ORDER BY schedules.id FOR UPDATE OF schedules"
-
-/* The schedules of $1, a JSON array of ids, locked in id order. */
-#define LOCK_SQL                                                               \
-	"SELECT 1 FROM schedules WHERE id IN (SELECT value::uuid FROM "        \
-	"json_array_elements_text($1::json)) ORDER BY id FOR UPDATE"
-
-/*
- * STATE_SQL for a batch of schedules: $1 a JSON array (STATE_ROW).  Both
- * take next_slot and next_run in epoch ms (slot_ms()): a slot keeps the
- * milliseconds of the instant the user gave.
- */
-#define STATES_SQL                                                             \
-	"UPDATE schedules SET status = v.status, current_repeat = v.repeat, "  \
-	"current_retry = v.retry, retry_pending = v.retry_pending, "           \
-	"retry_repeat = v.retry_repeat, next_slot_at = CASE WHEN v.slot_too "  \
-	"THEN now() + make_interval(secs => v.delay) "                         \
-	"ELSE to_timestamp(v.next_slot::float8 / 1e3) END, next_run_at = "     \
-	"CASE WHEN v.delay IS NULL THEN to_timestamp(v.next_run::float8 / "    \
-	"1e3) ELSE now() + "                                                   \
-	"make_interval(secs => v.delay) END, "                                 \
-	"run_count = run_count + v.counts_run, "                               \
-	"error_count = error_count + v.counts_error, "                         \
-	"last_error = coalesce(v.error, last_error), "                         \
-	"running = greatest(running - 1, 0), updated_at = now() "              \
-	"FROM json_to_recordset($1::json) AS v(id uuid, status text, "         \
-	"repeat bigint, retry bigint, retry_pending boolean, "                 \
-	"retry_repeat bigint, next_slot bigint, next_run bigint, "             \
-	"counts_run bigint, counts_error bigint, error text, delay bigint, "   \
-	"slot_too boolean) WHERE schedules.id = v.id"
-
-#define STATE_SQL                                                               \
-	"UPDATE schedules SET status = $2, current_repeat = $3, "               \
-	"current_retry = $4, retry_pending = $5, retry_repeat = $6, "           \
-	"next_slot_at = CASE WHEN $13 THEN now() + make_interval(secs => $12) " \
-	"ELSE to_timestamp($7::float8 / 1e3) END, "                             \
-	"next_run_at = CASE WHEN $12::bigint IS NULL THEN "                     \
-	"to_timestamp($8::float8 / 1e3) "                                       \
-	"ELSE now() + make_interval(secs => $12) END, "                         \
-	"run_count = run_count + $9, error_count = error_count + $10, "         \
-	"last_error = coalesce($11, last_error), "                              \
-	"running = greatest(running - 1, 0), updated_at = now() "               \
-	"WHERE id = $1"
-
-/*
- * The end of a triggered run.  It also releases a slot held back because
- * this run was in flight: the schedule is active, nothing is due
- * (next_run_at NULL), a slot is pending, no retry waits, and no other run
- * is in flight.  That is a slot of `overlap: buffer_one`, the slot of a
- * once schedule (claim.c), or the slot a resume or a new timing left for
- * the end of the runs in flight (api/schedules.c).  A slot run's end
- * releases it in decide(); a retry or an `anchor: completion` run in
- * flight also leaves next_run_at NULL, but counts in running.  `running`
- * on the right is the value before this update.
- */
-#define TRIGGERED_SQL                                                          \
-	"UPDATE schedules SET running = greatest(running - 1, 0), "            \
-	"next_run_at = CASE WHEN status = 'active' AND next_run_at IS NULL "   \
-	"AND next_slot_at IS NOT NULL AND NOT retry_pending AND "              \
-	"running <= 1 THEN next_slot_at ELSE next_run_at END, "                \
-	"updated_at = now() WHERE id = $1 RETURNING deleted_at IS NOT NULL"
-
-/* A deleted schedule goes once no run of it is in flight. */
-#define DROP_SQL                                                               \
-	"DELETE FROM schedules WHERE id = $1 AND deleted_at IS NOT NULL "      \
-	"AND running = 0"
-
-#define COUNTS_SQL                                                             \
-	"UPDATE schedules SET running = greatest(running - 1, 0), "            \
-	"run_count = run_count + $2, error_count = error_count + $3, "         \
-	"last_error = coalesce($4, last_error), updated_at = now() "           \
-	"WHERE id = $1"
 
 /* What the schedule becomes. */
 struct next_state {
@@ -197,7 +76,7 @@ output_text(const char *s, size_t len)
 	return out;
 }
 
-/* A result's columns, the values of RUN_SQL and of a RUNS_SQL row. */
+/* A result's columns, the numbers of a finish_runs row. */
 enum {
 	COL_DURATION,
 	COL_EXIT,
@@ -257,53 +136,16 @@ run_cols_clear(struct run_cols *c)
 }
 
 /*
- * The run row, and for a slot run the schedule's row into *sched (locked,
- * RUN_SCHED_SQL); returns 1 updated, 0 fenced out, -1 on error.  bare
- * as for run_cols().
+ * Job j's result as a finish_runs row (bare as for run_cols()); NULL out
+ * of memory.
  */
-static int
-write_run(struct db *db, int64_t lease, const struct job *j, int bare,
-    struct db_rows **sched, char *err, size_t errlen)
-{
-	struct run_cols c;
-	char b[NCOLS + 1][24];
-	struct db_rows *rows = NULL;
-	int n = -1;
-
-	if (run_cols(&c, j, bare) == 0) {
-		const char *p[14] = {
-		    j->run_id, num(b[NCOLS], 24, lease), c.status};
-
-		for (int i = 0; i < COL_PID; i++)
-			p[3 + i] = c.set[i] ? num(b[i], 24, c.v[i]) : NULL;
-		p[10] = c.output;
-		p[11] = c.error[0] ? c.error : NULL;
-		p[12] =
-		    c.set[COL_PID] ? num(b[COL_PID], 24, c.v[COL_PID]) : NULL;
-		p[13] = c.set[COL_ENDED] ? num(b[COL_ENDED], 24, c.v[COL_ENDED])
-		                         : NULL;
-		if ((rows = db_query(db, j->triggered ? RUN_SQL : RUN_SCHED_SQL,
-		         14, p, err, errlen)) != NULL)
-			n = db_rows_count(rows) > 0;
-	} else {
-		log_errbuf(err, errlen, "out of memory");
-	}
-	if (n == 1 && !j->triggered)
-		*sched = rows;
-	else
-		db_rows_free(rows);
-	run_cols_clear(&c);
-	return n;
-}
-
-/* Job j's result as a RUNS_SQL row; NULL out of memory. */
 static json_t *
-run_row(const struct job *j)
+run_row(const struct job *j, int bare)
 {
 	struct run_cols c;
 	json_t *o = NULL;
 
-	if (run_cols(&c, j, 0) == 0 &&
+	if (run_cols(&c, j, bare) == 0 &&
 	    (o = json_pack("{s:s, s:s, s:s, s:s*}", "id", j->run_id, "status",
 	         c.status, "output", c.output, "error",
 	         c.error[0] ? c.error : NULL)) != NULL) {
@@ -318,6 +160,36 @@ run_row(const struct job *j)
 	}
 	run_cols_clear(&c);
 	return o;
+}
+
+/*
+ * The run row, and for a slot run the schedule's row into *sched (locked):
+ * finish_runs with this one result.  Returns 1 updated, 0 fenced out, -1
+ * on error.  bare as for run_cols().
+ */
+static int
+write_run(struct db *db, int64_t lease, const struct job *j, int bare,
+    struct db_rows **sched, char *err, size_t errlen)
+{
+	char b[24];
+	json_t *arr = json_array();
+	struct db_rows *rows;
+	int n;
+
+	if (arr == NULL || json_array_append_new(arr, run_row(j, bare)) == -1) {
+		json_decref(arr);
+		return log_errbuf(err, errlen, "out of memory");
+	}
+	rows = batch_query(
+	    db, SQL_finish_runs, num(b, sizeof(b), lease), arr, err, errlen);
+	if (rows == NULL)
+		return -1;
+	n = db_rows_count(rows) > 0;
+	if (n == 1 && !j->triggered)
+		*sched = rows;
+	else
+		db_rows_free(rows);
+	return n;
 }
 
 /* The first slot after the run's: where a finished retry chain resumes. */
@@ -341,10 +213,7 @@ last_recorded(
 	struct db_rows *rows;
 	const char *v;
 
-	rows = db_query(db,
-	    "SELECT floor(extract(epoch FROM max(slot_at)))::bigint "
-	    "FROM runs WHERE schedule_id = $1 AND NOT triggered",
-	    1, p, err, errlen);
+	rows = db_query(db, SQL_finish_last_slot, 1, p, err, errlen);
 	if (rows == NULL)
 		return -1;
 	v = db_rows_value(rows, 0, 0);
@@ -440,13 +309,13 @@ write_state(struct db *db, const struct sched *s, const struct next_state *ns,
 	    ns->slot_too ? "true" : "false"};
 
 	/* The schedules_wake trigger tells the supervisors. */
-	return db_exec(db, STATE_SQL, 13, p, err, errlen) == -1 ? -1 : 0;
+	return db_exec(db, SQL_finish_state, 13, p, err, errlen) == -1 ? -1 : 0;
 }
 
 /*
- * The schedule's new state as a STATES_SQL row, appended to states; 0, or
- * -1 (out of memory, or an error text that is not UTF-8: the caller
- * writes it with STATE_SQL, which reports what is wrong with it).
+ * The schedule's new state as a finish_states row, appended to states; 0,
+ * or -1 (out of memory, or an error text that is not UTF-8: the caller
+ * writes it with finish_state, which reports what is wrong with it).
  */
 static int
 state_row(json_t *states, const struct sched *s, const struct next_state *ns)
@@ -482,7 +351,7 @@ write_counts(struct db *db, const char *id, const struct job *j, char *err,
 	const char *p[4] = {
 	    id, ok ? "1" : "0", bad ? "1" : "0", bad ? j->verdict.error : NULL};
 
-	return db_exec(db, COUNTS_SQL, 4, p, err, errlen) == -1 ? -1 : 0;
+	return db_exec(db, SQL_finish_counts, 4, p, err, errlen) == -1 ? -1 : 0;
 }
 
 /*
@@ -495,7 +364,7 @@ drop_if_idle(struct db *db, const char *id, const struct job *j, char *err,
     size_t errlen)
 {
 	const char *p[1] = {id};
-	int n = db_exec(db, DROP_SQL, 1, p, err, errlen);
+	int n = db_exec(db, SQL_finish_drop, 1, p, err, errlen);
 
 	if (n > 0)
 		log_info(
@@ -515,7 +384,8 @@ end_triggered(struct db *db, const char *schedule_id, const struct job *j,
     char *err, size_t errlen)
 {
 	const char *p[1] = {schedule_id};
-	struct db_rows *rows = db_query(db, TRIGGERED_SQL, 1, p, err, errlen);
+	struct db_rows *rows =
+	    db_query(db, SQL_finish_triggered, 1, p, err, errlen);
 	int deleted;
 
 	if (rows == NULL)
@@ -531,7 +401,7 @@ end_triggered(struct db *db, const char *schedule_id, const struct job *j,
  * The schedule half of finish_run() for a slot run, inside its
  * transaction; row `row` of rows is its row, locked.  With states, the
  * common case (an active schedule, a first attempt) is appended there as
- * a STATES_SQL row instead of written.
+ * a finish_states row instead of written.
  */
 static int
 move_schedule(struct db *db, const char *schedule_id, const struct job *j,
@@ -635,7 +505,8 @@ alone(struct job *const *v, size_t n, size_t i)
 }
 
 /*
- * The slot runs of batch v that can go in RUNS_SQL and STATES_SQL: those
+ * The slot runs of batch v that can go in one finish_runs and one
+ * finish_states: those
  * whose schedule has no other run in v (the second run of a schedule is
  * decided from the state the first one left).  Marks them 1 in one[].
  */
@@ -646,7 +517,7 @@ batch_rows(struct job *const *v, size_t n, char *one)
 
 	for (size_t i = 0; arr != NULL && i < n; i++) {
 		one[i] = !v[i]->triggered && alone(v, n, i) &&
-		    (o = run_row(v[i])) != NULL;
+		    (o = run_row(v[i], 0)) != NULL;
 		if (one[i] && json_array_append_new(arr, o) == -1) {
 			json_decref(arr);
 			arr = NULL;
@@ -671,7 +542,8 @@ lock_all(
 		}
 	if (ids == NULL)
 		return log_errbuf(err, errlen, "out of memory");
-	if ((rows = batch_query(db, LOCK_SQL, NULL, ids, err, errlen)) == NULL)
+	if ((rows = batch_query(db, SQL_finish_lock, NULL, ids, err, errlen)) ==
+	    NULL)
 		return -1;
 	log_debug("%d schedules locked first", db_rows_count(rows));
 	db_rows_free(rows);
@@ -692,7 +564,7 @@ batch_job(struct job *const *v, size_t n, const char *id)
 /*
  * finish_run_in() for every job of v (n of them, in schedule id order),
  * inside the caller's transaction: the slot runs of distinct schedules in
- * two statements whatever their number (RUNS_SQL, then STATES_SQL for
+ * two statements whatever their number (finish_runs, then finish_states for
  * the schedules that simply move on), the rest one by one.  A burst ends
  * hundreds of runs per turn; a statement or two each made the loop, and
  * PostgreSQL, the bottleneck.  Returns 0, or -1 with err set: the caller
@@ -705,7 +577,7 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 	char *one = calloc(n ? n : 1, 1), lease_s[24];
 	json_t *arr = NULL, *states = NULL;
 	struct db_rows *rows = NULL;
-	int r = -1, nrows, cols;
+	int r = -1, nrows;
 	size_t nbatch;
 
 	if (one == NULL || (arr = batch_rows(v, n, one)) == NULL ||
@@ -716,26 +588,25 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 	/*
 	 * Every schedule of the batch locked first, in id order, when some
 	 * are written one by one below: each would lock its own only then,
-	 * after RUNS_SQL locked the others, out of the order the API's batch
+	 * after finish_runs locked the others, out of the order the API's batch
 	 * delete locks them in (a deadlock, one of the two aborted).
 	 */
 	if ((nbatch = json_array_size(arr)) < n && n > 1 &&
 	    lock_all(db, v, n, err, errlen) == -1)
 		goto out;
 	if (nbatch > 0) {
-		rows = batch_query(
-		    db, RUNS_SQL, num(lease_s, 24, lease), arr, err, errlen);
+		rows = batch_query(db, SQL_finish_runs, num(lease_s, 24, lease),
+		    arr, err, errlen);
 		arr = NULL;
 		if (rows == NULL)
 			goto out;
 		nrows = db_rows_count(rows);
-		cols = db_rows_columns(rows);
 		log_debug("%zu results in one statement", nbatch);
 		for (int i = 0; i < nrows; i++) {
-			size_t k =
-			    batch_job(v, n, db_rows_value(rows, i, cols - 1));
+			size_t k = batch_job(
+			    v, n, db_rows_value(rows, i, SCHED_COL_COUNT));
 
-			if (k == n) /* cannot be: RUNS_SQL had its id */
+			if (k == n) /* cannot be: finish_runs had its id */
 				continue;
 			one[k] = 2; /* written */
 			if (move_schedule(db, v[k]->schedule_id, v[k], rows, i,
@@ -744,7 +615,7 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 		}
 		if (json_array_size(states) > 0) {
 			struct db_rows *done = batch_query(
-			    db, STATES_SQL, NULL, states, err, errlen);
+			    db, SQL_finish_states, NULL, states, err, errlen);
 
 			states = NULL;
 			if (done == NULL)
@@ -753,7 +624,7 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (one[i] == 1) /* in RUNS_SQL, no row: not ours */
+		if (one[i] == 1) /* in finish_runs, no row: not ours */
 			lease_lost(v[i]);
 		else if (!one[i] &&
 		    finish_run_in(db, lease, v[i], 0, err, errlen) == -1)

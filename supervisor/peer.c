@@ -7,6 +7,7 @@
  * same finish path as any result, under the dead supervisor's lease, so
  * that two live supervisors declaring the same run lost write it once.  A
  * lost triggered run is not retried (finish.c leaves its schedule alone).
+ * The statements are those of sql/queries/peer.sql.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,31 +15,6 @@
 #include <unistd.h>
 
 #include "cronvisord.h"
-
-#define REGISTER_SQL                                                           \
-	"INSERT INTO supervisors (name, host, pid, version) "                  \
-	"VALUES ($1, $2, $3, $4) RETURNING id"
-
-/* A restart of this supervisor: its previous incarnation is over. */
-#define RETIRE_SQL                                                             \
-	"UPDATE supervisors SET stopped_at = now() "                           \
-	"WHERE name = $1 AND host = $2 AND stopped_at IS NULL AND id <> $3"
-
-#define LOST_SQL                                                               \
-	"SELECT r.id, r.schedule_id, r.repeat_number, r.attempt, "             \
-	"floor(extract(epoch FROM r.slot_at))::bigint, r.supervisor_id, "      \
-	"s.name, r.triggered "                                                 \
-	"FROM runs r JOIN supervisors s ON s.id = r.supervisor_id "            \
-	"WHERE r.status = 'running' AND s.id <> $1 AND (s.stopped_at IS NOT "  \
-	"NULL OR s.heartbeat < now() - make_interval(secs => $2)) LIMIT 100"
-
-/* Runs this supervisor's lease holds in the database. */
-#define OWN_SQL                                                                \
-	"SELECT r.id, r.schedule_id, r.repeat_number, r.attempt, "             \
-	"floor(extract(epoch FROM r.slot_at))::bigint, r.supervisor_id, "      \
-	"s.name, r.triggered "                                                 \
-	"FROM runs r JOIN supervisors s ON s.id = r.supervisor_id "            \
-	"WHERE r.status = 'running' AND r.supervisor_id = $1"
 
 static const char *
 num(char *buf, size_t len, int64_t v)
@@ -68,14 +44,14 @@ peer_register(struct db *db, const char *name, char *err, size_t errlen)
 		snprintf(me, sizeof(me), "%s", name);
 	else
 		snprintf(me, sizeof(me), "%s/%d", host, (int)getpid());
-	if ((rows = db_query(db, REGISTER_SQL, 4, p, err, errlen)) == NULL)
+	if ((rows = db_query(db, SQL_peer_register, 4, p, err, errlen)) == NULL)
 		return -1;
 	sid = strtoll(db_rows_value(rows, 0, 0), NULL, 10);
 	db_rows_free(rows);
 	if (name[0]) {
 		const char *q[3] = {me, host, num(id, sizeof(id), sid)};
 
-		if (db_exec(db, RETIRE_SQL, 3, q, err, errlen) == -1)
+		if (db_exec(db, SQL_peer_retire, 3, q, err, errlen) == -1)
 			return -1;
 	}
 	return sid;
@@ -102,10 +78,7 @@ peer_heartbeat(struct db *db, int64_t id, char *err, size_t errlen)
 {
 	char b[24];
 	const char *p[1] = {num(b, sizeof(b), id)};
-	int n = db_exec(db,
-	    "UPDATE supervisors SET heartbeat = now() WHERE id = $1 "
-	    "AND stopped_at IS NULL",
-	    1, p, err, errlen);
+	int n = db_exec(db, SQL_peer_heartbeat, 1, p, err, errlen);
 
 	return n == -1 ? -1 : n > 0;
 }
@@ -114,9 +87,7 @@ peer_heartbeat(struct db *db, int64_t id, char *err, size_t errlen)
 int
 peer_stop(struct db *db, int64_t id, char *err, size_t errlen)
 {
-	return update_self(db, id,
-	    "UPDATE supervisors SET stopped_at = now() WHERE id = $1", err,
-	    errlen);
+	return update_self(db, id, SQL_peer_stop, err, errlen);
 }
 
 /* Finishes one lost run of row i: "its supervisor <name> <why>". */
@@ -127,20 +98,26 @@ lose(struct db *db, const struct db_rows *rows, int i, const char *why,
 	struct job j;
 
 	memset(&j, 0, sizeof(j));
-	snprintf(j.run_id, sizeof(j.run_id), "%s", db_rows_value(rows, i, 0));
+	snprintf(j.run_id, sizeof(j.run_id), "%s",
+	    db_rows_value(rows, i, PEER_RUN_COL_ID));
 	snprintf(j.schedule_id, sizeof(j.schedule_id), "%s",
-	    db_rows_value(rows, i, 1));
-	j.repeat = strtoll(db_rows_value(rows, i, 2), NULL, 10);
-	j.attempt = strtoll(db_rows_value(rows, i, 3), NULL, 10);
-	j.slot = strtoll(db_rows_value(rows, i, 4), NULL, 10);
-	j.triggered = strcmp(db_rows_value(rows, i, 7), "t") == 0;
+	    db_rows_value(rows, i, PEER_RUN_COL_SCHEDULE));
+	j.repeat =
+	    strtoll(db_rows_value(rows, i, PEER_RUN_COL_REPEAT), NULL, 10);
+	j.attempt =
+	    strtoll(db_rows_value(rows, i, PEER_RUN_COL_ATTEMPT), NULL, 10);
+	j.slot = strtoll(db_rows_value(rows, i, PEER_RUN_COL_SLOT), NULL, 10);
+	j.triggered =
+	    strcmp(db_rows_value(rows, i, PEER_RUN_COL_TRIGGERED), "t") == 0;
 	j.fs = FRAME_NONE;
 	j.verdict.status = RUN_LOST;
 	j.verdict.retryable = 1;
 	snprintf(j.verdict.error, sizeof(j.verdict.error),
-	    "its supervisor %s %s", db_rows_value(rows, i, 6), why);
+	    "its supervisor %s %s",
+	    db_rows_value(rows, i, PEER_RUN_COL_SUPERVISOR), why);
 	log_info("run %s: declared lost (%s)", j.run_id, j.verdict.error);
-	return finish_run(db, strtoll(db_rows_value(rows, i, 5), NULL, 10), &j,
+	return finish_run(db,
+	    strtoll(db_rows_value(rows, i, PEER_RUN_COL_LEASE), NULL, 10), &j,
 	    0, err, errlen);
 }
 
@@ -155,7 +132,7 @@ peer_reap_lost(
 {
 	char a[24], b[24];
 	const char *p[2] = {num(a, sizeof(a), self), num(b, sizeof(b), lease)};
-	struct db_rows *rows = db_query(db, LOST_SQL, 2, p, err, errlen);
+	struct db_rows *rows = db_query(db, SQL_peer_lost, 2, p, err, errlen);
 	int n;
 
 	if (rows == NULL)
@@ -185,14 +162,14 @@ peer_reap_orphans(struct db *db, int64_t self,
 {
 	char a[24];
 	const char *p[1] = {num(a, sizeof(a), self)};
-	struct db_rows *rows = db_query(db, OWN_SQL, 1, p, err, errlen);
+	struct db_rows *rows = db_query(db, SQL_peer_own, 1, p, err, errlen);
 	int n, lost = 0;
 
 	if (rows == NULL)
 		return -1;
 	n = db_rows_count(rows);
 	for (int i = 0; i < n; i++) {
-		if (ours(db_rows_value(rows, i, 0), arg))
+		if (ours(db_rows_value(rows, i, PEER_RUN_COL_ID), arg))
 			continue;
 		if (lose(db, rows, i,
 		        "lost track of it (the database went away at "

@@ -1,8 +1,10 @@
 /*
  * sched.c: a schedules row as the supervisor works with it.  The claim
- * query selects SCHED_COLUMNS; sched_load() turns one row into a struct
- * sched (the timing of common/slot.c, the retry and catch-up policies, the
- * state counters), and sched_spec() turns a schedule and one of its runs
+ * query selects the column list {{sched}} of sql/queries/sched.sql, whose
+ * positions are enum sched_col (sql_queries.h); sched_load() turns one
+ * row into a struct sched (the timing of common/slot.c, the retry and
+ * catch-up policies, the state counters), and sched_spec() turns a
+ * schedule and one of its runs
  * into the struct run_spec the runner executes: the exec command, the HTTP
  * request, or the configured receiver's POST for schedules without a
  * target.  What the API stored was validated when it was written; a row
@@ -21,49 +23,6 @@
 
 #define SCHED_PATH                                                             \
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-/* Column numbers of SCHED_COLUMNS. */
-enum {
-	C_ID,
-	C_ID8,
-	C_NAME,
-	C_KIND,
-	C_INTERVAL,
-	C_ANCHOR,
-	C_CRON,
-	C_TZ,
-	C_AT,
-	C_START,
-	C_GAP,
-	C_FOLD,
-	C_JITTER,
-	C_REPEATS,
-	C_RETRIES,
-	C_BACKOFF,
-	C_DELAY,
-	C_TIMEOUT,
-	C_OVERLAP,
-	C_CATCH_UP,
-	C_MAX_CATCH_UP,
-	C_DEADLINE,
-	C_TARGET,
-	C_LIMITS,
-	C_PAYLOAD,
-	C_REPEAT,
-	C_RETRY,
-	C_NEXT_RUN,
-	C_NEXT_SLOT,
-	C_RUNNING,
-	C_SLOT_SEQ,
-	C_WORKFLOW,
-	C_NODE,
-	C_STATUS,
-	C_RETRY_PENDING,
-	C_RETRY_REPEAT,
-	C_DELETED,
-	C_NEXT_RUN_US,
-	C_OWNER,
-};
 
 /* Reads an integer column; NULL gives def. */
 static int64_t
@@ -102,45 +61,45 @@ load_timing(const struct db_rows *rows, int row, struct sched *s, char *err,
 {
 	static const char *const gaps[] = {"auto", "shift", "skip"};
 	static const char *const folds[] = {"auto", "first", "both"};
-	const char *kind = db_rows_value(rows, row, C_KIND);
+	const char *kind = db_rows_value(rows, row, SCHED_COL_KIND);
 	struct timing *tm = &s->tm;
 
 	tm->kind = strcmp(kind, "interval") == 0 ? SCHED_KIND_INTERVAL
 	    : strcmp(kind, "once") == 0          ? SCHED_KIND_ONCE
 	                                         : SCHED_KIND_CRON;
 	tm->start_at = CV_TIME_MIN;
-	slot_set_ms(tm, col_int(rows, row, C_AT, INT64_MIN),
-	    col_int(rows, row, C_START, INT64_MIN));
-	tm->gap =
-	    (enum dst_gap)lookup(db_rows_value(rows, row, C_GAP), gaps, 3);
-	tm->fold =
-	    (enum dst_fold)lookup(db_rows_value(rows, row, C_FOLD), folds, 3);
-	if ((tm->tz = tz_get(db_rows_value(rows, row, C_TZ), err, errlen)) ==
-	    NULL)
+	slot_set_ms(tm, col_int(rows, row, SCHED_COL_AT, INT64_MIN),
+	    col_int(rows, row, SCHED_COL_START, INT64_MIN));
+	tm->gap = (enum dst_gap)lookup(
+	    db_rows_value(rows, row, SCHED_COL_GAP), gaps, 3);
+	tm->fold = (enum dst_fold)lookup(
+	    db_rows_value(rows, row, SCHED_COL_FOLD), folds, 3);
+	if ((tm->tz = tz_get(
+	         db_rows_value(rows, row, SCHED_COL_TZ), err, errlen)) == NULL)
 		return -1;
 	switch (tm->kind) {
 	case SCHED_KIND_INTERVAL:
-		tm->interval = col_int(rows, row, C_INTERVAL, 60);
+		tm->interval = col_int(rows, row, SCHED_COL_INTERVAL, 60);
 		/* Without a start, slots are counted from the pending one. */
 		if (tm->start_at == CV_TIME_MIN)
-			tm->start_at = col_int(rows, row, C_NEXT_SLOT,
-			    col_int(rows, row, C_NEXT_RUN, 0));
+			tm->start_at = col_int(rows, row, SCHED_COL_NEXT_SLOT,
+			    col_int(rows, row, SCHED_COL_NEXT_RUN, 0));
 		return 0;
 	case SCHED_KIND_ONCE:
-		if (db_rows_value(rows, row, C_AT) == NULL)
+		if (db_rows_value(rows, row, SCHED_COL_AT) == NULL)
 			tm->at = 0;
 		return 0;
 	case SCHED_KIND_CRON:
 		break;
 	}
 	return cron_parse(
-	    db_rows_value(rows, row, C_CRON), &tm->cron, err, errlen);
+	    db_rows_value(rows, row, SCHED_COL_CRON), &tm->cron, err, errlen);
 }
 
 /*
- * Loads row `row` of a SCHED_COLUMNS query into s, which the caller clears
- * with sched_clear().  Returns 0, or -1 with err saying what is wrong with
- * the row (s is then cleared already).
+ * Loads row `row` of a query that selects {{sched}} (first) into s, which
+ * the caller clears with sched_clear().  Returns 0, or -1 with err saying
+ * what is wrong with the row (s is then cleared already).
  */
 int
 sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
@@ -152,49 +111,55 @@ sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
 	static const char *const catchups[] = {"latest", "all", "none"};
 
 	memset(s, 0, sizeof(*s));
-	snprintf(s->id, sizeof(s->id), "%s", db_rows_value(rows, row, C_ID));
-	snprintf(s->id8, sizeof(s->id8), "%s", db_rows_value(rows, row, C_ID8));
-	s->name = col_str(rows, row, C_NAME);
-	s->target = col_str(rows, row, C_TARGET);
-	s->limits = col_str(rows, row, C_LIMITS);
-	s->payload = col_str(rows, row, C_PAYLOAD);
-	s->workflow_id = col_str(rows, row, C_WORKFLOW);
-	s->trigger_node_id = col_str(rows, row, C_NODE);
-	s->owner = col_str(rows, row, C_OWNER);
+	snprintf(
+	    s->id, sizeof(s->id), "%s", db_rows_value(rows, row, SCHED_COL_ID));
+	snprintf(s->id8, sizeof(s->id8), "%s",
+	    db_rows_value(rows, row, SCHED_COL_ID8));
+	s->name = col_str(rows, row, SCHED_COL_NAME);
+	s->target = col_str(rows, row, SCHED_COL_TARGET);
+	s->limits = col_str(rows, row, SCHED_COL_LIMITS);
+	s->payload = col_str(rows, row, SCHED_COL_PAYLOAD);
+	s->workflow_id = col_str(rows, row, SCHED_COL_WORKFLOW);
+	s->trigger_node_id = col_str(rows, row, SCHED_COL_NODE);
+	s->owner = col_str(rows, row, SCHED_COL_OWNER);
 	if (load_timing(rows, row, s, err, errlen) == -1) {
 		sched_clear(s);
 		return -1;
 	}
 	s->anchor_completion =
-	    strcmp(db_rows_value(rows, row, C_ANCHOR), "completion") == 0;
-	s->jitter = col_int(rows, row, C_JITTER, 0);
+	    strcmp(db_rows_value(rows, row, SCHED_COL_ANCHOR), "completion") ==
+	    0;
+	s->jitter = col_int(rows, row, SCHED_COL_JITTER, 0);
 	s->pol.total_repeats = s->tm.kind == SCHED_KIND_ONCE
 	    ? 1
-	    : col_int(rows, row, C_REPEATS, 0);
-	s->pol.max_retries = col_int(rows, row, C_RETRIES, 3);
+	    : col_int(rows, row, SCHED_COL_REPEATS, 0);
+	s->pol.max_retries = col_int(rows, row, SCHED_COL_RETRIES, 3);
 	s->pol.backoff = (enum backoff)lookup(
-	    db_rows_value(rows, row, C_BACKOFF), backoffs, 3);
-	s->pol.delay = col_int(rows, row, C_DELAY,
+	    db_rows_value(rows, row, SCHED_COL_BACKOFF), backoffs, 3);
+	s->pol.delay = col_int(rows, row, SCHED_COL_DELAY,
 	    s->tm.kind == SCHED_KIND_INTERVAL ? s->tm.interval : 60);
-	s->timeout = col_int(rows, row, C_TIMEOUT, 600);
+	s->timeout = col_int(rows, row, SCHED_COL_TIMEOUT, 600);
 	s->overlap = (enum schedule_overlap)lookup(
-	    db_rows_value(rows, row, C_OVERLAP), overlaps, 3);
+	    db_rows_value(rows, row, SCHED_COL_OVERLAP), overlaps, 3);
 	s->cu.mode = (enum catch_up)lookup(
-	    db_rows_value(rows, row, C_CATCH_UP), catchups, 3);
-	s->cu.max_runs = col_int(rows, row, C_MAX_CATCH_UP, 10);
-	s->cu.deadline = col_int(rows, row, C_DEADLINE, -1);
-	s->repeat = col_int(rows, row, C_REPEAT, 0);
-	s->retry = col_int(rows, row, C_RETRY, 0);
-	s->next_run_at = col_int(rows, row, C_NEXT_RUN, CV_NEVER);
-	s->next_slot_at = col_int(rows, row, C_NEXT_SLOT, s->next_run_at);
-	s->running = col_int(rows, row, C_RUNNING, 0);
-	s->slot_seq = col_int(rows, row, C_SLOT_SEQ, 0);
-	s->active = strcmp(db_rows_value(rows, row, C_STATUS), "active") == 0;
+	    db_rows_value(rows, row, SCHED_COL_CATCH_UP), catchups, 3);
+	s->cu.max_runs = col_int(rows, row, SCHED_COL_MAX_CATCH_UP, 10);
+	s->cu.deadline = col_int(rows, row, SCHED_COL_DEADLINE, -1);
+	s->repeat = col_int(rows, row, SCHED_COL_REPEAT, 0);
+	s->retry = col_int(rows, row, SCHED_COL_RETRY, 0);
+	s->next_run_at = col_int(rows, row, SCHED_COL_NEXT_RUN, CV_NEVER);
+	s->next_slot_at =
+	    col_int(rows, row, SCHED_COL_NEXT_SLOT, s->next_run_at);
+	s->running = col_int(rows, row, SCHED_COL_RUNNING, 0);
+	s->slot_seq = col_int(rows, row, SCHED_COL_SLOT_SEQ, 0);
+	s->active =
+	    strcmp(db_rows_value(rows, row, SCHED_COL_STATUS), "active") == 0;
 	s->retry_pending =
-	    strcmp(db_rows_value(rows, row, C_RETRY_PENDING), "t") == 0;
-	s->retry_repeat = col_int(rows, row, C_RETRY_REPEAT, 0);
-	s->deleted = strcmp(db_rows_value(rows, row, C_DELETED), "t") == 0;
-	s->next_run_us = col_int(rows, row, C_NEXT_RUN_US, 0);
+	    strcmp(db_rows_value(rows, row, SCHED_COL_RETRY_PENDING), "t") == 0;
+	s->retry_repeat = col_int(rows, row, SCHED_COL_RETRY_REPEAT, 0);
+	s->deleted =
+	    strcmp(db_rows_value(rows, row, SCHED_COL_DELETED), "t") == 0;
+	s->next_run_us = col_int(rows, row, SCHED_COL_NEXT_RUN_US, 0);
 	return 0;
 }
 

@@ -420,7 +420,7 @@ for i in 1 2; do
 		-H 'Idempotency-Key: tk-race' "$CV_API_URL/schedules/$ktr/trigger" &
 done
 wait_for 10 "SELECT count(*) = 2 FROM pg_stat_activity WHERE wait_event_type = 'Lock'
-	AND query LIKE 'WITH k AS (INSERT INTO trigger_keys%'"
+	AND query LIKE 'WITH k AS%INSERT INTO trigger_keys%'"
 held=$?
 echo "COMMIT;" >&8
 exec 8>&-

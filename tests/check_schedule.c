@@ -13,6 +13,7 @@
 
 #include "cvtest.h"
 #include "cronvisor.h"
+#include "sql_queries.h"
 
 static const char seed000[] =
     "{\"name\": \"Daily report\", \"workflow_id\": 1,"
@@ -747,8 +748,57 @@ START_TEST(test_params)
 }
 END_TEST
 
+/* s with every run of white space made one space, in a static buffer. */
+static const char *
+squeeze(const char *s)
+{
+	static char buf[8192];
+	size_t n = 0;
+
+	for (; *s != '\0' && n + 1 < sizeof(buf); s++)
+		if (*s != ' ' && *s != '\n' && *s != '\t')
+			buf[n++] = *s;
+		else if (n > 0 && buf[n - 1] != ' ')
+			buf[n++] = ' ';
+	buf[n] = '\0';
+	return buf;
+}
+
 /*
- * A stored row (the JSON of sql/002_api.sql's cronvisor_schedule_json())
+ * The API's insert and update of a whole document (sql/queries/api.sql)
+ * name the columns of schedule_params() in its order, as $4...: the two
+ * lists are written apart and must not drift.
+ */
+START_TEST(test_params_sql)
+{
+	struct schedule_doc d;
+	struct schedule_params p;
+	char cols[2048] = "idempotency_hash", vals[512] = "'UTF8')),",
+	     sets[4096] = "SET";
+	size_t a = strlen(cols), b = strlen(vals), c = strlen(sets);
+
+	parse_ok(example, &d);
+	ck_assert_int_eq(schedule_params(&d, &p), 0);
+	for (int i = 0; i < SCHEDULE_PARAMS; i++) {
+		a += snprintf(cols + a, sizeof(cols) - a, ", %s", p.columns[i]);
+		b += snprintf(
+		    vals + b, sizeof(vals) - b, "%s $%d", i ? "," : "", i + 4);
+		c += snprintf(sets + c, sizeof(sets) - c, " %s = $%d,",
+		    p.columns[i], i + 4);
+	}
+	snprintf(cols + a, sizeof(cols) - a, ")");
+	snprintf(vals + b, sizeof(vals) - b, ")");
+	snprintf(sets + c, sizeof(sets) - c, " next_run_at");
+	ck_assert_ptr_nonnull(strstr(squeeze(SQL_api_schedule_insert), cols));
+	ck_assert_ptr_nonnull(strstr(squeeze(SQL_api_schedule_insert), vals));
+	ck_assert_ptr_nonnull(strstr(squeeze(SQL_api_schedule_update), sets));
+	schedule_params_clear(&p);
+	schedule_clear(&d);
+}
+END_TEST
+
+/*
+ * A stored row (the JSON of cronvisor_schedule_json(), sql/functions.sql)
  * reads back as the document it was written from; the state members are
  * ignored; a row the API would refuse is an error.
  */
@@ -922,6 +972,7 @@ schedule_suite(void)
 	tcase_add_test(tc, test_patch);
 	tcase_add_test(tc, test_first_slot);
 	tcase_add_test(tc, test_params);
+	tcase_add_test(tc, test_params_sql);
 	tcase_add_test(tc, test_from_row);
 	tcase_add_test(tc, test_slot_json);
 	tcase_add_test(tc, test_instants_ms);

@@ -27,6 +27,16 @@ check status-fresh 0 "001_init                         pending" -- \
 check migrate 0 "applied 001_init" -- "$ctl" db migrate --database "$url"
 check migrate-again 0 "schema is up to date (version $v)" -- \
 	"$ctl" db migrate --database "$url"
+# sql/functions.sql is the live definition of the SQL functions: every
+# migrate applies it, with or without a migration to apply.
+sql "$name" "CREATE OR REPLACE FUNCTION cronvisor_time(t timestamptz) RETURNS text
+	LANGUAGE sql IMMUTABLE AS \$\$ SELECT 'stale' \$\$" || exit 1
+check functions-stale 0 stale -- \
+	q "$name" "SELECT cronvisor_time('2026-01-02 03:04:05.678+00')"
+check functions-migrate 0 "schema is up to date (version $v)" -- \
+	"$ctl" db migrate --database "$url"
+check functions-live 0 2026-01-02T03:04:05.678Z -- \
+	q "$name" "SELECT cronvisor_time('2026-01-02 03:04:05.678+00')"
 check status 0 "001_init                         applied 20" -- \
 	"$ctl" db status --database "$url"
 check status-sum 0 "schema version $v; this cronvisorctl knows $v; 0 pending" -- \

@@ -1,0 +1,283 @@
+-- api.sql: the statements of cronvisor-api (api/): tokens (auth.c), the
+-- health check (health.c), schedules (schedules.c) and their runs
+-- (runs.c).  A caller that is not an admin sees its owner's schedules
+-- only: the statements that take the caller's scope as a parameter read
+-- "($n::text IS NULL OR owner = $n)", NULL for an admin.  A schedule with
+-- deleted_at set is gone for the API (it waits for its runs in flight).
+
+-- name: api_auth
+-- The token of a bearer ($1, the token text), unless revoked: only its
+-- SHA-256 is stored.
+SELECT id, owner, role FROM tokens
+WHERE hash = sha256(convert_to($1, 'UTF8')) AND revoked_at IS NULL;
+
+-- name: api_health
+-- The database's time and the supervisors that did not stop, $1
+-- lease_seconds telling the live ones: one row even without supervisors,
+-- for the time (LEFT JOIN).
+SELECT cronvisor_time(now()), s.name, s.host, s.version, s.pid,
+       cronvisor_time(s.started_at), cronvisor_time(s.heartbeat),
+       s.heartbeat > now() - make_interval(secs => $1::bigint)
+FROM (SELECT 1) AS one
+LEFT JOIN supervisors AS s ON s.stopped_at IS NULL
+ORDER BY s.name, s.id;
+
+-- columns: api_schedule
+cronvisor_schedule_json(s)::text,    -- json
+running,                             -- running
+status,                              -- status
+retry_pending,                       -- retry
+extract(epoch FROM next_slot_at),    -- next_slot
+next_run_at IS NULL                  -- no_next_run
+
+-- name: api_schedule_load
+-- Schedule $1 as the API shows it, with what its handlers decide by (the
+-- next slot in epoch seconds, with the fraction), if visible to scope $2.
+SELECT {{api_schedule}} FROM schedules s
+WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL OR owner = $2);
+
+-- name: api_schedule_lock
+-- api_schedule_load, the row locked until the caller's transaction ends.
+SELECT {{api_schedule}} FROM schedules s
+WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL OR owner = $2)
+FOR UPDATE;
+
+-- name: api_schedule_insert
+-- A new schedule of owner $1: $2 and $3 its next_run_at and next_slot_at
+-- (epoch seconds with a fraction), $4...$30 the fields of the document in
+-- the order of schedule_params() (common/schedule.c, enum
+-- schedule_field; check_schedule.c holds the two to each other), $31 the
+-- Idempotency-Key and $32 the body it hashes (both NULL without a key).
+-- No row back when the owner already has a schedule of that key.
+INSERT INTO schedules AS s (
+    owner, next_run_at, next_slot_at, idempotency_key, idempotency_hash,
+    name, description, kind, interval_seconds, anchor, cron, timezone, at,
+    start_at, total_repeats, max_retries, backoff, retry_delay_seconds,
+    timeout_seconds, overlap, catch_up, max_catch_up_runs,
+    starting_deadline_seconds, jitter_seconds, dst_gap, dst_fold,
+    history_limit, target, limits, trigger_payload, workflow_id,
+    trigger_node_id)
+VALUES (
+    $1, to_timestamp($2), to_timestamp($3), $31::text,
+    sha256(convert_to($32::text, 'UTF8')),
+    $4, $5, $6, $7, $8, $9, $10, $11,
+    $12, $13, $14, $15, $16,
+    $17, $18, $19, $20,
+    $21, $22, $23, $24,
+    $25, $26, $27, $28, $29,
+    $30)
+ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL
+DO NOTHING
+RETURNING cronvisor_schedule_json(s)::text;
+
+-- name: api_schedule_update
+-- Every field of schedule $1's document, $4...$30 as in
+-- api_schedule_insert; $2 and $3 its next_run_at and next_slot_at (epoch
+-- seconds with a fraction), the row's kept when NULL.
+UPDATE schedules s
+SET name = $4, description = $5, kind = $6, interval_seconds = $7,
+    anchor = $8, cron = $9, timezone = $10, at = $11, start_at = $12,
+    total_repeats = $13, max_retries = $14, backoff = $15,
+    retry_delay_seconds = $16, timeout_seconds = $17, overlap = $18,
+    catch_up = $19, max_catch_up_runs = $20,
+    starting_deadline_seconds = $21, jitter_seconds = $22, dst_gap = $23,
+    dst_fold = $24, history_limit = $25, target = $26, limits = $27,
+    trigger_payload = $28, workflow_id = $29, trigger_node_id = $30,
+    next_run_at = CASE WHEN $2::float8 IS NULL THEN next_run_at
+                       ELSE to_timestamp($2::float8) END,
+    next_slot_at = CASE WHEN $3::float8 IS NULL THEN next_slot_at
+                        ELSE to_timestamp($3::float8) END,
+    updated_at = now()
+WHERE id = $1
+RETURNING cronvisor_schedule_json(s)::text;
+
+-- name: api_schedule_by_key
+-- Owner $1's schedule of Idempotency-Key $2, whether body $3 is the one
+-- it was created with, and whether it was deleted.
+SELECT cronvisor_schedule_json(s)::text,
+       idempotency_hash = sha256(convert_to($3::text, 'UTF8')),
+       deleted_at IS NOT NULL
+FROM schedules s
+WHERE owner = $1 AND idempotency_key = $2;
+
+-- name: api_owner_full
+-- Whether owner $1 has $2 (owner_max_schedules) schedules already,
+-- deleted ones left out; it counts no further than that.
+SELECT count(*) >= $2::bigint
+FROM (SELECT 1 FROM schedules
+      WHERE owner = $1 AND deleted_at IS NULL LIMIT $2::bigint) x;
+
+-- name: api_schedule_list
+-- A page of schedules in creation order, each filter NULL for none: $1
+-- status, $2 kind, $3 workflow_id, $4 a prefix of the name, $5 the
+-- owner; after the cursor ($6 created_at in µs since the epoch, $7 the
+-- id), $8 rows at most.
+SELECT cronvisor_schedule_json(s)::text,
+       (extract(epoch FROM created_at) * 1000000)::bigint, id
+FROM schedules s
+WHERE deleted_at IS NULL
+  AND ($1::text IS NULL OR status = $1)
+  AND ($2::text IS NULL OR kind = $2)
+  AND ($3::text IS NULL OR workflow_id = $3)
+  AND ($4::text IS NULL OR starts_with(name, $4))
+  AND ($5::text IS NULL OR owner = $5)
+  AND ($6::bigint IS NULL
+       OR (created_at, id) > ('epoch'::timestamptz
+                              + $6::bigint * interval '1 microsecond',
+                              $7::uuid))
+ORDER BY created_at, id
+LIMIT $8;
+
+-- name: api_schedule_revive
+-- A done schedule active again, at repeat and counters unchanged.
+UPDATE schedules
+SET status = 'active', current_retry = 0, retry_pending = false
+WHERE id = $1;
+
+-- name: api_delete_keys
+-- The deletion of schedules $1 (an array of ids, locked by the caller):
+-- their trigger keys go at once,
+DELETE FROM trigger_keys WHERE schedule_id = ANY($1::uuid[]);
+
+-- name: api_delete_idle
+-- the schedules with nothing in flight too,
+DELETE FROM schedules WHERE id = ANY($1::uuid[]) AND running = 0;
+
+-- name: api_delete_busy
+-- and the others are hidden and paused until the supervisor records the
+-- last run in flight and deletes them.
+UPDATE schedules
+SET deleted_at = now(), status = 'paused', next_run_at = NULL,
+    retry_pending = false, updated_at = now()
+WHERE id = ANY($1::uuid[]);
+
+-- name: api_schedule_resume
+-- $2 and $3 the next_run_at and next_slot_at (epoch seconds with a
+-- fraction).
+UPDATE schedules s
+SET status = 'active', next_run_at = to_timestamp($2::float8),
+    next_slot_at = to_timestamp($3::float8), updated_at = now()
+WHERE id = $1
+RETURNING cronvisor_schedule_json(s)::text;
+
+-- name: api_schedule_pause
+UPDATE schedules s
+SET status = 'paused', next_run_at = NULL, updated_at = now()
+WHERE id = $1
+RETURNING cronvisor_schedule_json(s)::text;
+
+-- name: api_trigger_by_key
+-- The trigger requester $1 made with Idempotency-Key $2 within the last
+-- day (at any time if $5), whether it was for schedule $3 and body $4,
+-- and whether that schedule has been deleted since.
+SELECT k.trigger_id, cronvisor_time(k.created_at), s.id8,
+       k.schedule_id = $3::uuid
+           AND k.hash = sha256(convert_to($4::text, 'UTF8')),
+       s.deleted_at IS NOT NULL
+FROM trigger_keys k JOIN schedules s ON s.id = k.schedule_id
+WHERE k.requested_by = $1 AND k.key = $2
+  AND ($5::boolean OR k.created_at > now() - interval '1 day');
+
+-- name: api_trigger_keyed
+-- A trigger of schedule $1 (payload $2, requester $3, scope $4) with
+-- Idempotency-Key $5 of body $6: the key and the request taken in one
+-- statement, so that of two requests sent at once only one triggers a
+-- run.  A key older than a day counts as new: its row is taken over.
+-- One row whatever happens: the request's id and time and the
+-- schedule's id8 when taken (NULL when not), and whether the schedule
+-- exists for the caller.
+WITH k AS (
+    INSERT INTO trigger_keys (requested_by, key, hash, schedule_id,
+                              trigger_id)
+    SELECT $3, $5, sha256(convert_to($6::text, 'UTF8')), id,
+           nextval(pg_get_serial_sequence('triggers', 'id'))
+    FROM schedules
+    WHERE id = $1 AND deleted_at IS NULL
+      AND ($4::text IS NULL OR owner = $4)
+    ON CONFLICT (requested_by, key) DO UPDATE
+    SET hash = EXCLUDED.hash, schedule_id = EXCLUDED.schedule_id,
+        trigger_id = EXCLUDED.trigger_id, created_at = now()
+    WHERE trigger_keys.created_at <= now() - interval '1 day'
+    RETURNING schedule_id, trigger_id),
+t AS (
+    INSERT INTO triggers (id, schedule_id, payload, requested_by)
+    SELECT trigger_id, schedule_id, $2::jsonb, $3 FROM k
+    RETURNING id, cronvisor_time(created_at) AS at)
+SELECT t.id, t.at, s.id8, s.id IS NOT NULL
+FROM (VALUES (1)) v
+LEFT JOIN t ON true
+LEFT JOIN schedules s ON s.id = $1 AND s.deleted_at IS NULL
+                     AND ($4::text IS NULL OR s.owner = $4);
+
+-- name: api_trigger_count
+-- One more trigger request of owner $1 in this minute, while fewer than
+-- $2 (owner_max_triggers_per_minute); the owner's rows of earlier
+-- minutes go.  No row: at the limit, nothing counted.
+WITH old AS (
+    DELETE FROM trigger_counts
+    WHERE owner = $1 AND minute < date_trunc('minute', now()))
+INSERT INTO trigger_counts AS c (owner, minute, n)
+VALUES ($1, date_trunc('minute', now()), 1)
+ON CONFLICT (owner, minute) DO UPDATE SET n = c.n + 1
+WHERE c.n < $2::bigint
+RETURNING n;
+
+-- name: api_trigger
+-- A trigger-now request of schedule $1 (payload $2, requester $3, scope
+-- $4), whose insert trigger wakes the supervisors.  No row: no such
+-- schedule for the caller.
+INSERT INTO triggers (schedule_id, payload, requested_by)
+SELECT id, $2::jsonb, $3 FROM schedules
+WHERE id = $1 AND deleted_at IS NULL AND ($4::text IS NULL OR owner = $4)
+RETURNING id, cronvisor_time(created_at),
+          (SELECT id8 FROM schedules WHERE id = $1);
+
+-- name: api_batch_lock
+-- The schedules of $1 (an array of ids) the caller (scope $2) can see,
+-- locked in id order.
+SELECT id FROM schedules
+WHERE id = ANY($1::uuid[]) AND deleted_at IS NULL
+  AND ($2::text IS NULL OR owner = $2)
+ORDER BY id
+FOR UPDATE;
+
+-- name: api_runs_list
+-- A page of the runs of schedule $1 (scope $2), newest first, $3 a status
+-- or NULL; after the cursor ($4 created_at in µs since the epoch, $5 the
+-- id), $6 rows at most.  No row at all, not even the schedule's, is a
+-- 404; the schedule's one row with NULLs when it has no run (that
+-- matches).
+WITH s AS (
+    SELECT id FROM schedules
+    WHERE id = $1 AND deleted_at IS NULL
+      AND ($2::text IS NULL OR owner = $2))
+SELECT cronvisor_run_json(r)::text,
+       (extract(epoch FROM r.created_at) * 1000000)::bigint, r.id
+FROM s
+LEFT JOIN LATERAL (
+    SELECT * FROM runs r
+    WHERE r.schedule_id = s.id
+      AND ($3::text IS NULL OR r.status = $3)
+      AND ($4::bigint IS NULL
+           OR (r.created_at, r.id) < ('epoch'::timestamptz
+                                      + $4::bigint * interval '1 microsecond',
+                                      $5::text))
+    ORDER BY r.created_at DESC, r.id DESC
+    LIMIT $6) r ON true
+ORDER BY r.created_at DESC, r.id DESC;
+
+-- name: api_runs_get
+-- Run $1, if its schedule is visible to scope $2.
+SELECT cronvisor_run_json(r)::text
+FROM runs r JOIN schedules s ON s.id = r.schedule_id
+WHERE r.id = $1 AND s.deleted_at IS NULL
+  AND ($2::text IS NULL OR s.owner = $2);
+
+-- name: api_savepoint
+-- A create's insert undoes only itself when it collides (the first eight
+-- digits of a new id taken): it is tried again with another id, inside
+-- the caller's transaction.
+SAVEPOINT write_doc;
+
+-- name: api_savepoint_undo
+ROLLBACK TO SAVEPOINT write_doc;

@@ -1,0 +1,186 @@
+-- claim.sql: the statements of supervisor/claim.c, which turns due
+-- schedules and trigger-now requests into runs, in one transaction per
+-- claim.  Times of slots are epoch ms (slot_ms()): a slot keeps the
+-- milliseconds of the instant the user gave.
+
+-- name: claim_due
+-- The due schedules, shared fairly between their owners: the first $4
+-- due (by next_run_at, through schedules_due) are ranked within their
+-- owner, and the claim takes the first of every owner, then the second
+-- of every owner, and so on, each rank in next_run_at order.  An owner
+-- with a thousand schedules due cannot push another's one schedule out
+-- of the batch.  The ranking picks twice as many as the claim may take
+-- ($1; rows a peer holds are skipped), and only those are read again, by
+-- their primary key, and locked: joined to every due row instead, a
+-- claim of one row would read them all.
+-- Due by $2, claim_ahead_ms from now ($3): a schedule with a run in
+-- flight only by now, so that its overlap policy is decided at the
+-- instant, when that run may have ended, and not a little before.  The
+-- outer WHERE is the inner one again, checked on the row locked (a peer
+-- may have moved it).
+SELECT {{sched}}
+FROM unnest(ARRAY(
+    SELECT due_id
+    FROM (SELECT d.id AS due_id, d.next_run_at AS due_at,
+                 row_number() OVER (PARTITION BY d.owner
+                                    ORDER BY d.next_run_at, d.id) AS due_rank
+          FROM (SELECT id, owner, next_run_at FROM schedules
+                WHERE status = 'active' AND deleted_at IS NULL
+                  AND next_run_at <= to_timestamp($2)
+                  AND (running = 0 OR next_run_at <= to_timestamp($3))
+                ORDER BY next_run_at LIMIT $4) d) r
+    ORDER BY due_rank, due_at LIMIT 2 * $1::int))
+    WITH ORDINALITY AS k(due_id, due_pos)
+JOIN schedules ON schedules.id = k.due_id
+WHERE status = 'active' AND deleted_at IS NULL
+  AND next_run_at <= to_timestamp($2)
+  AND (running = 0 OR next_run_at <= to_timestamp($3))
+ORDER BY k.due_pos LIMIT $1
+FOR UPDATE OF schedules SKIP LOCKED;
+
+-- name: claim_owners
+-- Runs in flight per owner, on every supervisor, from the rows that say
+-- so (runs_running): a supervisor killed with runs in flight holds them
+-- until a peer declares them lost, and leaks nothing after.
+SELECT s.owner, count(*)
+FROM runs r JOIN schedules s ON s.id = r.schedule_id
+WHERE r.status = 'running'
+GROUP BY s.owner;
+
+-- name: claim_owner_wait
+-- A run that may not be skipped, while its owner is at its limit: due
+-- again $2 seconds later, and last_error ($3) says why it waits.
+UPDATE schedules
+SET next_run_at = now() + make_interval(secs => $2::int), last_error = $3,
+    updated_at = now()
+WHERE id = $1;
+
+-- columns: claim_trigger
+t.id,                                        -- id
+t.schedule_id,                               -- schedule
+t.payload::text,                             -- payload
+floor(extract(epoch FROM t.created_at))::bigint  -- created
+
+-- name: claim_triggers
+-- Pending trigger-now requests, oldest first, at most $1, each locked
+-- together with its schedule and both SKIP LOCKED: a request or a
+-- schedule another supervisor holds is left to it, so that two
+-- supervisors never wait on each other (no deadlock) and never claim one
+-- request twice.
+SELECT {{claim_trigger}}
+FROM triggers t JOIN schedules s ON s.id = t.schedule_id
+ORDER BY t.id LIMIT $1
+FOR UPDATE OF t, s SKIP LOCKED;
+
+-- name: claim_trigger_sched
+-- The schedule of a request, read again (an earlier request of the same
+-- claim may have started a run of it).
+SELECT {{sched}} FROM schedules WHERE id = $1;
+
+-- name: claim_trigger_run
+-- Records the run $2 of request $1: slot_at is the request's created_at
+-- as PostgreSQL has it (microseconds kept, no round trip through the
+-- client), attempt 0, triggered, status $4 (running under lease $5, or
+-- ended now), note $6, error $7.  Requests of one transaction share their
+-- time; triggered runs are left out of the uniqueness of (schedule, slot,
+-- attempt) for that (sql/002_api.sql), their id is what makes them unique.
+INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at, status,
+                  supervisor_id, started_at, finished_at, note, error,
+                  triggered)
+SELECT $2::text, t.schedule_id, $3::bigint, 0, t.created_at, $4::text,
+       CASE WHEN $4::text = 'running' THEN $5::bigint END,
+       CASE WHEN $4::text = 'running' THEN now() END,
+       CASE WHEN $4::text <> 'running' THEN now() END, $6::text, $7::text,
+       true
+FROM triggers t WHERE t.id = $1
+ON CONFLICT DO NOTHING
+RETURNING id;
+
+-- name: claim_trigger_delete
+-- A request taken, whatever became of it.
+DELETE FROM triggers WHERE id = $1;
+
+-- name: claim_trigger_start
+UPDATE schedules
+SET running = running + 1, last_run_at = now(), updated_at = now()
+WHERE id = $1;
+
+-- name: claim_insert_run
+-- One run row: $1 its id, $2 the schedule, $3 repeat, $4 attempt, $5 the
+-- slot, $6 the status (running under lease $7, or a slot that did not
+-- run, ended now, with note $8).  A run claimed ahead of its instant ($9,
+-- µs; NULL: now) starts at the instant: its runner waits for it.  No row
+-- back: the slot was claimed before.
+-- This and claim_update are the general form; claim_fires, the batch, is
+-- not used with one row instead: it inserts only a first attempt that
+-- runs, and moves the schedule on in the same statement, by a plan fixed
+-- before the insert.  The rows written here are a retry's (its attempt,
+-- and slot_seq left alone), the slots that did not run (skipped, missed,
+-- expired: no lease, ended now, a note), and the slots of a plan that
+-- fires several (catch_up: all, overlap: allow), where whether a row went
+-- in decides what the next slot of the plan does, and claim_update's
+-- values come after all of them.
+INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at, status,
+                  supervisor_id, started_at, finished_at, note)
+VALUES ($1, $2, $3, $4, to_timestamp($5::float8 / 1e3), $6,
+        CASE WHEN $6 = 'running' THEN $7::bigint END,
+        CASE WHEN $6 = 'running'
+             THEN greatest(now(), to_timestamp($9::float8 / 1e6)) END,
+        CASE WHEN $6 <> 'running' THEN now() END, $8)
+ON CONFLICT DO NOTHING
+RETURNING id;
+
+-- name: claim_update
+-- The schedule's pending item after the claim: next_run_at $2 and
+-- next_slot_at $3 (epoch ms, NULL for none), slot_seq $4, and $5 runs
+-- started.
+UPDATE schedules
+SET next_run_at = to_timestamp($2::float8 / 1e3),
+    next_slot_at = to_timestamp($3::float8 / 1e3), slot_seq = $4,
+    running = running + $5, retry_pending = false,
+    last_run_at = CASE WHEN $5 > 0 THEN now() ELSE last_run_at END,
+    updated_at = now()
+WHERE id = $1;
+
+-- name: claim_fires
+-- claim_insert_run of a slot run and claim_update of its schedule, for
+-- the common claim of one slot (fire_one()), for every such schedule of
+-- the claim in one statement: $1 the lease, $2 a JSON array of rows: the
+-- run id, the schedule, the repeat (= slot_seq before), the slot, the
+-- start (µs, null: now), the next_run_at and next_slot_at after it,
+-- anchor: completion (both NULL once the run is in flight).  The counters
+-- move by the rows inserted (none: the slot was claimed before).  Returns
+-- the ids of the runs inserted.
+WITH v AS (
+    SELECT * FROM json_to_recordset($2::json)
+        AS v(id text, sid uuid, rep bigint, slot bigint, start bigint,
+             next_run bigint, next_slot bigint, anchor boolean)),
+ins AS (
+    INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at,
+                      status, supervisor_id, started_at)
+    SELECT id, sid, rep, 0, to_timestamp(slot::float8 / 1e3), 'running',
+           $1::bigint, greatest(now(), to_timestamp(start::float8 / 1e6))
+    FROM v
+    ON CONFLICT DO NOTHING
+    RETURNING id, schedule_id),
+up AS (
+    UPDATE schedules
+    SET next_run_at = CASE WHEN ins.id IS NOT NULL AND v.anchor THEN NULL
+                           ELSE to_timestamp(v.next_run::float8 / 1e3) END,
+        next_slot_at = CASE WHEN ins.id IS NOT NULL AND v.anchor THEN NULL
+                            ELSE to_timestamp(v.next_slot::float8 / 1e3) END,
+        slot_seq = v.rep + (ins.id IS NOT NULL)::int,
+        running = running + (ins.id IS NOT NULL)::int,
+        retry_pending = false,
+        last_run_at = CASE WHEN ins.id IS NOT NULL THEN now()
+                           ELSE last_run_at END,
+        updated_at = now()
+    FROM v LEFT JOIN ins ON ins.schedule_id = v.sid
+    WHERE schedules.id = v.sid)
+SELECT id FROM ins;
+
+-- name: claim_shelve
+-- A schedule whose row cannot be run is made dead, with why ($2).
+UPDATE schedules
+SET status = 'dead', next_run_at = NULL, last_error = $2, updated_at = now()
+WHERE id = $1;

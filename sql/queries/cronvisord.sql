@@ -1,0 +1,31 @@
+-- cronvisord.sql: the statements of supervisor/cronvisord.c, the loop.
+
+-- name: cronvisord_session
+-- Run at every connect, and again after each reconnect (db_session()).
+-- The plans of the supervisor's statements.  Every one of them reaches
+-- its rows through an index: a claim reads the due index in order and
+-- stops at its limit; a batch of results or of fires looks up the rows it
+-- names (a JSON array, which the planner guesses at 100 rows) by primary
+-- key.  Left to the statistics, right after many schedules were created
+-- and before autovacuum analyzed them, the planner thinks the tables
+-- small: it joined each batch to a sequential scan of every schedule, and
+-- had each claim read every due schedule (a bitmap scan) to sort them and
+-- keep the first 100.  In a burst of 3,000 runs that was some 150 scans of
+-- all the rows and their dead versions, and a claim cost more the more
+-- were due.  Without sequential and bitmap scans the planner uses the
+-- indexes whatever the statistics say.  A statement no index suits walks
+-- a whole index instead of the table: only the retirement of a previous
+-- incarnation (supervisors by name, once at start) is one.
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+
+-- name: cronvisord_next_due
+-- The earliest next_run_at, $1 ms (claim_ahead_ms) earlier when nothing
+-- of that schedule is in flight (claim.c claims it ahead only then), in
+-- epoch ms; and whether trigger-now requests wait.
+SELECT (SELECT ceil(extract(epoch FROM next_run_at) * 1000)::bigint
+               - CASE WHEN running = 0 THEN $1::bigint ELSE 0 END
+        FROM schedules
+        WHERE status = 'active' AND deleted_at IS NULL
+          AND next_run_at IS NOT NULL
+        ORDER BY next_run_at LIMIT 1),
+       EXISTS (SELECT 1 FROM triggers);

@@ -1,0 +1,139 @@
+-- finish.sql: the statements of supervisor/finish.c, which writes the
+-- results of runs and moves their schedules on.  A run row is updated
+-- only while it is still `running` under the lease given (the fencing
+-- token): a result whose run is no longer ours changes nothing.  Times of
+-- slots are epoch ms (slot_ms()): a slot keeps the milliseconds of the
+-- instant the user gave.
+
+-- name: finish_runs
+-- The results of runs of distinct schedules, one or many, in one
+-- statement: $1 the lease, $2 a JSON array of the results (run_row() in
+-- finish.c).  The schedules' rows come back locked in id order (the order
+-- every batch locks them in), each with the id of its run after its
+-- columns (at SCHED_COL_COUNT); a run no longer ours has no row (a
+-- schedule row goes only once no run of it is in flight).  finished_at is
+-- when the run ended (`ended`, µs, on the supervisor's clock, the one it
+-- claims by), not when its result could be written: the database may have
+-- been away meanwhile.  A run declared lost has no end of its own (NULL):
+-- it ends when it is declared.  v is MATERIALIZED so that the JSON is read
+-- once: inlined, it was read again for every run of ours in flight.
+WITH v AS MATERIALIZED (
+    SELECT * FROM json_to_recordset($2::json)
+        AS v(id text, status text, duration bigint, exit_code integer,
+             signal integer, http_status integer, cpu_user bigint,
+             cpu_sys bigint, rss bigint, output text, error text,
+             pid integer, ended bigint)),
+r AS (
+    UPDATE runs
+    SET status = v.status,
+        finished_at = greatest(runs.started_at,
+                               coalesce(to_timestamp(v.ended::float8 / 1e6),
+                                        now())),
+        duration_ms = v.duration, exit_code = v.exit_code,
+        signal = v.signal, http_status = v.http_status,
+        cpu_user_ms = v.cpu_user, cpu_sys_ms = v.cpu_sys,
+        max_rss_kb = v.rss, output = v.output, error = v.error, pid = v.pid
+    FROM v
+    WHERE runs.id = v.id AND runs.supervisor_id = $1
+      AND runs.status = 'running'
+    RETURNING runs.id AS run_id, runs.schedule_id AS run_schedule)
+SELECT {{sched}}, r.run_id
+FROM schedules JOIN r ON schedules.id = r.run_schedule
+ORDER BY schedules.id
+FOR UPDATE OF schedules;
+
+-- name: finish_lock
+-- The schedules of $1, a JSON array of ids, locked in id order.
+SELECT 1 FROM schedules
+WHERE id IN (SELECT value::uuid FROM json_array_elements_text($1::json))
+ORDER BY id
+FOR UPDATE;
+
+-- name: finish_states
+-- The new state of schedules that simply move on, for a batch: $1 a JSON
+-- array (state_row() in finish.c).  next_run_at is now() + delay when
+-- there is a delay (a retry's backoff, anchor: completion), and
+-- next_slot_at too with slot_too.
+UPDATE schedules
+SET status = v.status, current_repeat = v.repeat, current_retry = v.retry,
+    retry_pending = v.retry_pending, retry_repeat = v.retry_repeat,
+    next_slot_at = CASE WHEN v.slot_too
+                        THEN now() + make_interval(secs => v.delay)
+                        ELSE to_timestamp(v.next_slot::float8 / 1e3) END,
+    next_run_at = CASE WHEN v.delay IS NULL
+                       THEN to_timestamp(v.next_run::float8 / 1e3)
+                       ELSE now() + make_interval(secs => v.delay) END,
+    run_count = run_count + v.counts_run,
+    error_count = error_count + v.counts_error,
+    last_error = coalesce(v.error, last_error),
+    running = greatest(running - 1, 0), updated_at = now()
+FROM json_to_recordset($1::json)
+    AS v(id uuid, status text, repeat bigint, retry bigint,
+         retry_pending boolean, retry_repeat bigint, next_slot bigint,
+         next_run bigint, counts_run bigint, counts_error bigint,
+         error text, delay bigint, slot_too boolean)
+WHERE schedules.id = v.id;
+
+-- name: finish_state
+-- finish_states of one schedule, its fields as parameters ($1 the id,
+-- then status, repeat, retry, retry_pending, retry_repeat, next_slot,
+-- next_run, counts_run, counts_error, error, delay, slot_too).  Not the
+-- batch form with one row: the error text (last_error) is the run's
+-- verdict as it came, which may not be UTF-8 (a runner's error cut at a
+-- byte limit, a garbage frame), and such text cannot travel in JSON
+-- (jansson refuses it) while as a parameter PostgreSQL says what is
+-- wrong with it.  finish.c writes a state with this statement when its
+-- batch row cannot be made.
+UPDATE schedules
+SET status = $2, current_repeat = $3, current_retry = $4,
+    retry_pending = $5, retry_repeat = $6,
+    next_slot_at = CASE WHEN $13 THEN now() + make_interval(secs => $12)
+                        ELSE to_timestamp($7::float8 / 1e3) END,
+    next_run_at = CASE WHEN $12::bigint IS NULL
+                       THEN to_timestamp($8::float8 / 1e3)
+                       ELSE now() + make_interval(secs => $12) END,
+    run_count = run_count + $9, error_count = error_count + $10,
+    last_error = coalesce($11, last_error),
+    running = greatest(running - 1, 0), updated_at = now()
+WHERE id = $1;
+
+-- name: finish_triggered
+-- The end of a triggered run.  It also releases a slot held back because
+-- this run was in flight: the schedule is active, nothing is due
+-- (next_run_at NULL), a slot is pending, no retry waits, and no other run
+-- is in flight.  That is a slot of `overlap: buffer_one`, the slot of a
+-- once schedule (claim.c), or the slot a resume or a new timing left for
+-- the end of the runs in flight (api/schedules.c).  A slot run's end
+-- releases it in decide(); a retry or an `anchor: completion` run in
+-- flight also leaves next_run_at NULL, but counts in running.  `running`
+-- on the right is the value before this update.
+UPDATE schedules
+SET running = greatest(running - 1, 0),
+    next_run_at = CASE WHEN status = 'active' AND next_run_at IS NULL
+                            AND next_slot_at IS NOT NULL
+                            AND NOT retry_pending AND running <= 1
+                       THEN next_slot_at ELSE next_run_at END,
+    updated_at = now()
+WHERE id = $1
+RETURNING deleted_at IS NOT NULL;
+
+-- name: finish_drop
+-- A deleted schedule goes once no run of it is in flight.
+DELETE FROM schedules
+WHERE id = $1 AND deleted_at IS NOT NULL AND running = 0;
+
+-- name: finish_counts
+-- A schedule no longer active, or whose row cannot be read: one run in
+-- flight fewer, and its counters ($2 runs, $3 errors, $4 last_error).
+UPDATE schedules
+SET running = greatest(running - 1, 0), run_count = run_count + $2,
+    error_count = error_count + $3, last_error = coalesce($4, last_error),
+    updated_at = now()
+WHERE id = $1;
+
+-- name: finish_last_slot
+-- The latest slot with a row of schedule $1 (a run of any attempt, or a
+-- slot that did not run), whole seconds; NULL when none.
+SELECT floor(extract(epoch FROM max(slot_at)))::bigint
+FROM runs
+WHERE schedule_id = $1 AND NOT triggered;
