@@ -72,7 +72,8 @@ db_create() {
 	q postgres "CREATE DATABASE $1" >/dev/null
 }
 db_setup() {
-	db_create "$name" && "$ctl" db migrate --database "$url" >/dev/null
+	db_create "$name" &&
+		CRONVISOR_DATABASE_URL="$url" "$ctl" db migrate >/dev/null
 }
 
 # conf NAME [LINE...]: database_url = "$url", supervisor_name = "NAME",
