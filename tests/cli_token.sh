@@ -4,23 +4,12 @@
 # tests/pg-harness.sh): create prints the token once, the database holds
 # only sha256() of it, list never shows it, revoke stamps it, and bad
 # options fail with messages that name them.
-# Usage: cli_token.sh PATH/TO/cronvisorctl PATH/TO/pg-harness.sh CONNINFO-FILE
+# Usage: cli_token.sh PATH/TO/cronvisorctl CONNINFO-FILE
 set -u
-ctl=$1
-harness=$2
-base=$(cat "$3") || exit 1
-pgdir=$(dirname "$3")
-name=cli_token_$$
-url="$base dbname=$name"
-. "$(dirname "$0")/itest-lib.sh"
-
-admin() { "$harness" sql "$pgdir" "$1" "$2"; }
-
-admin postgres "DROP DATABASE IF EXISTS $name" &&
-	admin postgres "CREATE DATABASE $name" || exit 1
-work=$(mktemp -d) || exit 1
-trap 'rm -rf "$work"; admin postgres "DROP DATABASE IF EXISTS $name WITH (FORCE)"' EXIT
-"$ctl" db migrate --database "$url" >/dev/null || exit 1
+set -- "" "$1" "$2"
+prefix=cli_token
+. "$(dirname "$0")/harness.sh"
+db_setup || exit 1
 
 # create: the token alone on stdout, the warning on stderr
 tok=$("$ctl" token create --owner alice --role editor --note "ci bot" \
@@ -103,10 +92,8 @@ check no-db 1 "cannot connect to the database" -- \
 	"$ctl" token create --owner a --role admin --database "host=/nonexistent"
 
 # a database without the tokens table says what to do
-admin postgres "DROP DATABASE IF EXISTS ${name}_old" &&
-	admin postgres "CREATE DATABASE ${name}_old" || exit 1
+db_create "${name}_old" || exit 1
 check unmigrated 1 "cronvisorctl db migrate" -- \
 	"$ctl" token list --database "$base dbname=${name}_old"
-admin postgres "DROP DATABASE IF EXISTS ${name}_old"
 
 summary cli_token

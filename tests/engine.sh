@@ -12,10 +12,9 @@
 # Usage: engine.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
 set -u
 prefix=engine
-. "$(dirname "$0")/engine-lib.sh"
+. "$(dirname "$0")/harness.sh"
 
-q postgres "CREATE DATABASE $name" >/dev/null || exit 1
-"$ctl" db migrate --database "$url" >/dev/null || exit 1
+db_setup || exit 1
 cat >"$work/conf" <<EOF
 database_url = "$url"
 supervisor_name = "engine-test"

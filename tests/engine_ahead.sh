@@ -11,7 +11,7 @@
 # Usage: engine_ahead.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
 set -u
 prefix=engine_ahead
-. "$(dirname "$0")/engine-lib.sh"
+. "$(dirname "$0")/harness.sh"
 
 stop() {
 	kill -TERM "$pid"
@@ -20,8 +20,7 @@ stop() {
 	pid=""
 }
 
-q postgres "CREATE DATABASE $name" >/dev/null || exit 1
-"$ctl" db migrate --database "$url" >/dev/null || exit 1
+db_setup || exit 1
 cat >"$work/conf" <<EOF
 database_url = "$url"
 supervisor_name = "ahead-test"

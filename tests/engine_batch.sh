@@ -21,10 +21,9 @@
 # Usage: engine_batch.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
 set -u
 prefix=engine_batch
-. "$(dirname "$0")/engine-lib.sh"
+. "$(dirname "$0")/harness.sh"
 
-q postgres "CREATE DATABASE $name" >/dev/null || exit 1
-"$ctl" db migrate --database "$url" >/dev/null || exit 1
+db_setup || exit 1
 # The supervisor's session has every plan it runs sent to it as a NOTICE
 # (auto_explain), which it logs at debug level: the plans are checked below.
 # Every schedule has one owner: no per-owner limit (engine_fair.sh).

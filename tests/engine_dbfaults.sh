@@ -35,14 +35,14 @@ pgdir=$4
 here=$(cd "$(dirname "$0")" && pwd)
 set -- "$1" "$2" "$pgdir/conninfo"
 prefix=engine_dbfaults
-. "$here/engine-lib.sh"
+. "$here/harness.sh"
 
 pids=""   # every supervisor and the relay: cleanup kills them
 relay=""
 thawer=""
 watchdog=""
 
-# engine-lib.sh's cleanup, and what this test adds: a backend left
+# harness.sh's cleanup, and what this test adds: a backend left
 # stopped is resumed, every process it started is killed.
 cleanup() {
 	# The watchdog and the thawer are subshells: stopped first, so that
@@ -148,9 +148,9 @@ EOF
 # startn NAME: supervisor NAME on $work/NAME.conf, logging to NAME.log;
 # its pid in pid_NAME.
 startn() {
-	"$cvd" -f "$work/$1.conf" >>"$work/$1.log" 2>&1 &
-	eval "pid_$1=$!"
-	track $!
+	spawn "$work/$1.log" "$cvd" -f "$work/$1.conf"
+	eval "pid_$1=$last"
+	track "$last"
 }
 
 # up NAME PID: supervisor NAME registered and running; if not, nothing
@@ -261,8 +261,7 @@ account() {
 	esac
 }
 
-q postgres "CREATE DATABASE $name" >/dev/null || exit 1
-CRONVISOR_DATABASE_URL="$url" "$ctl" db migrate >/dev/null || exit 1
+db_setup || exit 1
 t0=$(now)
 # took: seconds since the test began.
 took() { awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.0f s", b - a }'; }

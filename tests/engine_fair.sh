@@ -14,10 +14,9 @@
 # Usage: engine_fair.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
 set -u
 prefix=engine_fair
-. "$(dirname "$0")/engine-lib.sh"
+. "$(dirname "$0")/harness.sh"
 
-q postgres "CREATE DATABASE $name" >/dev/null || exit 1
-"$ctl" db migrate --database "$url" >/dev/null || exit 1
+db_setup || exit 1
 conf() { # conf EXTRA: the supervisor's configuration
 	cat >"$work/conf" <<EOF
 database_url = "$url"

@@ -16,73 +16,11 @@
 # (RUN_SERIAL).  Every wait is bounded.
 # Usage: engine_faults.sh CRONVISORD CRONVISORCTL PG-HARNESS PG-DIR
 set -u
-cvd=$1
-ctl=$2
 harness=$3
 pgdir=$4
-here=$(cd "$(dirname "$0")" && pwd)
-base=$(cat "$pgdir/conninfo") || exit 1
-name=engine_faults_$$
-url="$base dbname=$name"
-work=$(mktemp -d)
-. "$(dirname "$0")/itest-lib.sh"
-pids=""
-httpd=""
-
-cleanup() {
-	for p in $pids $httpd; do kill -9 "$p" 2>/dev/null; done
-	q postgres "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null 2>&1
-	[ -n "${KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-# conf NAME [LINE]: a configuration for a supervisor called NAME.  Every
-# schedule here has one owner: no per-owner limit (engine_fair.sh).
-conf() {
-	cat >"$work/$1.conf" <<EOF
-database_url = "$url"
-supervisor_name = "$1"
-receiver_url = "http://127.0.0.1:$port/recv"
-heartbeat_seconds = 1
-lease_seconds = ${lease:-3}
-shutdown_grace_seconds = 1
-kill_grace_seconds = 1
-owner_max_running = 100000
-${2:-}
-EOF
-}
-
-# start NAME: starts supervisor NAME in the background; its pid is in
-# $last and in the variable pid_NAME.
-start() {
-	[ -f "$work/$1.conf" ] || conf "$1"
-	"$cvd" -f "$work/$1.conf" >>"$work/$1.log" 2>&1 &
-	last=$!
-	eval "pid_$1=$last"
-	pids="$pids $last"
-}
-
-# CPU time of a process, in clock ticks (utime + stime).
-ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat; }
-
-# stop NAME: SIGTERM, a bounded wait; the exit status is in $rc, the CPU
-# ticks it used meanwhile (sampled every 0.1 s) in $stop_ticks.
-stop() {
-	eval "p=\$pid_$1"
-	first_ticks=$(ticks "$p") last_ticks=$first_ticks
-	kill -TERM "$p" 2>/dev/null
-	i=0
-	while kill -0 "$p" 2>/dev/null && [ $i -lt 150 ]; do
-		last_ticks=$(ticks "$p" 2>/dev/null || echo "$last_ticks")
-		sleep 0.1
-		i=$((i + 1))
-	done
-	kill -9 "$p" 2>/dev/null
-	wait "$p"
-	rc=$?
-	stop_ticks=$((last_ticks - first_ticks))
-}
+set -- "$1" "$2" "$pgdir/conninfo"
+prefix=engine_faults
+. "$(dirname "$0")/harness.sh"
 
 pause_all() {
 	sql "UPDATE schedules SET status = 'paused', next_run_at = NULL
@@ -99,13 +37,11 @@ dup_slots() {
 	     GROUP BY schedule_id, slot_at HAVING count(*) > 1) x"
 }
 
-q postgres "CREATE DATABASE $name" >/dev/null || exit 1
-"$ctl" db migrate --database "$url" >/dev/null || exit 1
-python3 "$here/helpers/httpd.py" "$work/port" "$work/http.req" \
-	>"$work/httpd.log" 2>&1 &
-httpd=$!
-wait_until 5 test -f "$work/port"
-port=$(cat "$work/port") || exit 1
+db_setup || exit 1
+serve_http
+# Every supervisor's configuration (conf, harness.sh): the test defaults
+# and this receiver.
+receiver_url="http://127.0.0.1:$port/recv"
 
 # --- 1a. two supervisors, exactly once; with them, 4, 6, 7 and 8 --------
 start a
@@ -236,7 +172,7 @@ t0=$(sql "SELECT date_trunc('second', now())")
 # d rides out the restart below (4 s and more without its database) with
 # its lease: a shorter one would make it stop its run first (self-fencing,
 # engine_dbfaults.sh), and this part checks that a result is kept.
-lease=15 conf d
+lease_seconds=15 conf d
 start d
 wait_for 10 "SELECT count(*) = 0 FROM schedules WHERE id IN ('$cu_latest', '$cu_none') AND status <> 'done'"
 wait_for 10 "SELECT status = 'done' FROM schedules WHERE id = '$cu_all'"
@@ -287,9 +223,7 @@ kills="schedule_id IN (SELECT id FROM schedules WHERE name LIKE 'kill%')"
 for k in k1 k2 k3 k1 k2 k3; do
 	sleep 1
 	wait_for 3 "SELECT count(*) > 0 FROM runs r JOIN supervisors s ON s.id = r.supervisor_id WHERE r.status = 'running' AND s.name = '$k' AND s.stopped_at IS NULL"
-	eval "p=\$pid_$k"
-	kill -9 "$p"
-	wait "$p" 2>/dev/null
+	crash "$k"
 	start "$k"
 done
 sleep 4

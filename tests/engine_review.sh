@@ -15,48 +15,17 @@
 #     taken for "no target": its event went to receiver_url, succeeded).
 # Usage: engine_review.sh CRONVISORD CRONVISORCTL PG-DIR
 set -u
-cvd=$1
-ctl=$2
-pgdir=$3
-here=$(cd "$(dirname "$0")" && pwd)
-base=$(cat "$pgdir/conninfo") || exit 1
-name=engine_review_$$
-url="$base dbname=$name"
-work=$(mktemp -d)
-. "$here/itest-lib.sh"
-cvpid=""
-httpd=""
+set -- "$1" "$2" "$3/conninfo"
+prefix=engine_review
+. "$(dirname "$0")/harness.sh"
 secret='s3cret-of-the-operator'
 
-cleanup() {
-	for p in $cvpid $httpd; do kill -9 "$p" 2>/dev/null; done
-	q postgres "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null 2>&1
-	[ -n "${KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-q postgres "CREATE DATABASE $name" >/dev/null || exit 1
-"$ctl" db migrate --database "$url" >/dev/null || exit 1
-python3 "$here/helpers/httpd.py" "$work/port" "$work/http.req" \
-	>"$work/httpd.log" 2>&1 &
-httpd=$!
-wait_until 5 test -f "$work/port"
-port=$(cat "$work/port") || exit 1
+db_setup || exit 1
+serve_http
 recv="http://127.0.0.1:$port/recv"
-cat >"$work/a.conf" <<EOF
-database_url = "$url"
-supervisor_name = "a"
-receiver_url = "$recv"
-receiver_secret = "$secret"
-log_level = debug
-heartbeat_seconds = 1
-lease_seconds = 3
-shutdown_grace_seconds = 1
-kill_grace_seconds = 1
-EOF
-"$cvd" -f "$work/a.conf" >>"$work/a.log" 2>&1 &
-cvpid=$!
+owner_max_running= conf a "receiver_url = \"$recv\"" \
+	"receiver_secret = \"$secret\"" "log_level = debug"
+start a
 
 # tadd NAME OWNER COLUMNS VALUES: a schedule of OWNER due now; its id.
 tadd() {

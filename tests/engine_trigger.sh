@@ -18,29 +18,8 @@
 # is not retried; two supervisors share 200 requests, each run once.
 # Usage: engine_trigger.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
 set -u
-cvd=$1
-ctl=$2
-base=$(cat "$3") || exit 1
-name=engine_trigger_$$
-url="$base dbname=$name"
-work=$(mktemp -d)
-. "$(dirname "$0")/itest-lib.sh"
-pid=""
-pidb=""
-
-cleanup() {
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-	[ -n "$pidb" ] && kill -9 "$pidb" 2>/dev/null
-	q postgres "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null 2>&1
-	[ -n "${KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-start() {
-	"$cvd" -f "$work/conf" >>"$work/cvd.log" 2>&1 &
-	pid=$!
-}
+prefix=engine_trigger
+. "$(dirname "$0")/harness.sh"
 
 # later NAME COLUMNS VALUES: an active schedule whose next slot is an hour
 # away (only requests make it run meanwhile); prints its id.
@@ -87,19 +66,8 @@ envvar() {
 	sed -n "s/^$2=//p" "$work/$1.env" 2>/dev/null
 }
 
-# Every schedule has one owner: no per-owner limit (engine_fair.sh).
-q postgres "CREATE DATABASE $name" >/dev/null || exit 1
-"$ctl" db migrate --database "$url" >/dev/null || exit 1
-cat >"$work/conf" <<EOF
-database_url = "$url"
-supervisor_name = "trigger-test"
-heartbeat_seconds = 1
-lease_seconds = 3
-shutdown_grace_seconds = 1
-kill_grace_seconds = 1
-owner_max_running = 100000
-EOF
-start
+db_setup || exit 1
+start trigger-test
 
 # A slot run, then triggered runs with and without a payload of their own:
 # each command writes its environment to $work/<run id>.env.
@@ -201,8 +169,8 @@ wait_for 5 "SELECT count(*) = 0 FROM triggers WHERE id = $t7"
 ok deleted-trigger-dropped "$(sql "SELECT count(*) FROM runs WHERE id = '$r7'"):$(sql "SELECT running FROM schedules WHERE id = '$gone'")" "0:1"
 wait_for 10 "SELECT count(*) = 0 FROM schedules WHERE id = '$gone'"
 ok deleted-gone "$(sql "SELECT (SELECT count(*) FROM schedules WHERE id = '$gone') || ':' || (SELECT count(*) FROM runs WHERE schedule_id = '$gone')")" "0:0"
-ok deleted-run-recorded "$(grep -c "run $gonerun schedule \"gone\": succeeded" "$work/cvd.log")" "1"
-ok deleted-by-finish "$(grep -c "run $gonerun: the last run in flight of deleted schedule $gone is recorded" "$work/cvd.log")" "1"
+ok deleted-run-recorded "$(grep -c "run $gonerun schedule \"gone\": succeeded" "$work/trigger-test.log")" "1"
+ok deleted-by-finish "$(grep -c "run $gonerun: the last run in flight of deleted schedule $gone is recorded" "$work/trigger-test.log")" "1"
 
 # The safety net: a deleted schedule with nothing in flight goes at the
 # next heartbeat.
@@ -219,9 +187,9 @@ r8=$(run_of "$tgone" "$t8")
 wait_for 10 "SELECT count(*) = 1 FROM runs WHERE id = '$r8' AND status = 'running'"
 soft_delete "$tgone"
 wait_for 10 "SELECT count(*) = 0 FROM schedules WHERE id = '$tgone'"
-ok deleted-after-trigger "$(sql "SELECT count(*) FROM runs WHERE schedule_id = '$tgone'"):$(grep -c "run $r8: the last run in flight of deleted schedule" "$work/cvd.log")" "0:1"
+ok deleted-after-trigger "$(sql "SELECT count(*) FROM runs WHERE schedule_id = '$tgone'"):$(grep -c "run $r8: the last run in flight of deleted schedule" "$work/trigger-test.log")" "0:1"
 
-ok unharmed "$(kill -0 "$pid" && echo alive)" "alive"
+ok unharmed "$(kill -0 "$pid_trigger_test" && echo alive)" "alive"
 
 # kill -9 during a triggered run: the restarted supervisor declares it
 # lost and does not retry it.
@@ -231,9 +199,8 @@ before=$(state "$crash")
 t9=$(trig "$crash" NULL)
 r9=$(run_of "$crash" "$t9")
 wait_for 10 "SELECT count(*) = 1 FROM runs WHERE id = '$r9' AND status = 'running'"
-kill -9 "$pid"
-wait "$pid" 2>/dev/null
-start
+crash trigger-test
+start trigger-test
 wait_for 15 "SELECT status = 'lost' FROM runs WHERE id = '$r9'"
 sleep 2.5 # a retry would have come after 1 s
 ok lost-not-retried "$(sql "SELECT string_agg(id || ':' || status, ',') FROM runs WHERE schedule_id = '$crash'")" "$r9:lost"
@@ -247,21 +214,16 @@ before=$(state "$stopped")
 t10=$(trig "$stopped" NULL)
 r10=$(run_of "$stopped" "$t10")
 wait_for 10 "SELECT count(*) = 1 FROM runs WHERE id = '$r10' AND status = 'running'"
-kill -TERM "$pid"
-wait_gone 10 "$pid"
-wait "$pid"
-ok sigterm-exit "$?" "0"
-pid=""
-start
+stop trigger-test
+ok sigterm-exit "$rc" "0"
+start trigger-test
 sleep 2.5
 ok interrupted-not-retried "$(sql "SELECT string_agg(id || ':' || status, ',') FROM runs WHERE schedule_id = '$stopped'")" "$r10:interrupted"
 ok interrupted-state "$(state "$stopped")" "$before"
 
 # Two supervisors and 200 requests for four schedules at once: every
 # request makes exactly one run, nobody deadlocks.
-sed 's/^supervisor_name = .*/supervisor_name = "trigger-test-b"/' "$work/conf" >"$work/conf.b"
-"$cvd" -f "$work/conf.b" >>"$work/cvd-b.log" 2>&1 &
-pidb=$!
+start trigger-test-b
 wait_for 10 "SELECT count(*) = 1 FROM supervisors WHERE name = 'trigger-test-b' AND stopped_at IS NULL"
 # Each run takes a moment, so that one supervisor's 64 run slots fill and
 # the other takes its share.
@@ -276,13 +238,10 @@ ok many-runs "$(sql "SELECT count(*) || ':' || count(DISTINCT r.id) || ':' || bo
 	FROM runs r JOIN schedules s ON s.id = r.schedule_id WHERE s.name LIKE 'many%'")" "200:200:true:2"
 ok many-consumed "$(sql "SELECT count(*) FROM triggers")" "0"
 ok many-idle "$(sql "SELECT sum(running) || ':' || sum(run_count) FROM schedules WHERE name LIKE 'many%'")" "0:0"
-ok many-no-deadlock "$(cat "$work"/cvd*.log | grep -c -i deadlock)" "0"
-kill -TERM "$pid" "$pidb"
-wait "$pid"
-ok second-exit "$?" "0"
-wait "$pidb"
-ok b-exit "$?" "0"
-pid=""
-pidb=""
+ok many-no-deadlock "$(cat "$work"/trigger-test*.log | grep -c -i deadlock)" "0"
+stop trigger-test
+ok second-exit "$rc" "0"
+stop trigger-test-b
+ok b-exit "$rc" "0"
 
 summary engine_trigger

@@ -10,10 +10,9 @@
 # Usage: engine_upgrade.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
 set -u
 prefix=engine_upgrade
-. "$(dirname "$0")/engine-lib.sh"
+. "$(dirname "$0")/harness.sh"
 
-q postgres "CREATE DATABASE $name" >/dev/null || exit 1
-"$ctl" db migrate --database "$url" >/dev/null || exit 1
+db_setup || exit 1
 mkdir "$work/bin" &&
 	cp "$cvd" "$(dirname "$cvd")/cronvisor-runner" "$work/bin/" || exit 1
 cvd=$work/bin/cronvisord

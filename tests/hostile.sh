@@ -28,16 +28,11 @@
 # not passed, and scripts/test fails.
 # Usage: hostile.sh CRONVISORD CRONVISORD-FAULTS CRONVISORCTL CVHELPER CONNINFO
 set -u
-cvd=$1
 cvdf=$2
-ctl=$3
 helper=$4
-base=$(cat "$5") || exit 1
-name=hostile_$$
-url="$base dbname=$name"
-work=$(mktemp -d)
-. "$(dirname "$0")/itest-lib.sh"
-pid=""
+set -- "$1" "$3" "$5"
+prefix=hostile
+. "$(dirname "$0")/harness.sh"
 user=""
 skipped=0
 mark="HOSTILE_TEST=$$" # in the environment of every command of this test
@@ -47,37 +42,30 @@ ours() {
 	grep -lsa -- "$1" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3
 }
 
-cleanup() {
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+# What cleanup (harness.sh) does besides: the runs' processes and the
+# test's user go.
+cleanup_more() {
 	for p in $(ours "$mark"); do kill -9 "$p" 2>/dev/null; done
-	q postgres "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null 2>&1
 	[ -n "$user" ] && userdel "$user" >/dev/null 2>&1
-	rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
 
 skip() {
 	skipped=$((skipped + 1))
 	echo "SKIP $1: $2"
 }
 
-# Starts supervisor binary $1; waits until it heartbeats.
-start() {
-	"$1" -f "$work/conf" >>"$work/cvd.log" 2>&1 &
-	pid=$!
+# up BINARY: supervisor hostile-test, that build of cronvisord, started;
+# waits until it heartbeats.
+up() {
+	start hostile-test "$1"
 	wait_for 10 "SELECT count(*) = 1 FROM supervisors WHERE pid = $pid AND stopped_at IS NULL" ||
 		echo "supervisor $pid did not start"
 }
 
-# Stops the supervisor with SIGTERM, bounded; SIGKILL if it hangs.
-stop() {
-	kill -TERM "$pid"
-	wait_gone 10 "$pid"
-	kill -9 "$pid" 2>/dev/null
-	wait "$pid"
-	ok "$1-stop" "$?" "0"
-	pid=""
+# down CASE: stops it (SIGTERM, bounded; SIGKILL if it hangs); exit 0.
+down() {
+	stop hostile-test
+	ok "$1-stop" "$rc" "0"
 }
 
 # The supervisor's children but one runner helper (cronvisor-runner, whose
@@ -158,16 +146,8 @@ clean() {
 	healthy "$1"
 }
 
-q postgres "CREATE DATABASE $name" >/dev/null || exit 1
-"$ctl" db migrate --database "$url" >/dev/null || exit 1
-cat >"$work/conf" <<EOF
-database_url = "$url"
-supervisor_name = "hostile-test"
-heartbeat_seconds = 1
-lease_seconds = 3
-shutdown_grace_seconds = 5
-kill_grace_seconds = 1
-EOF
+db_setup || exit 1
+shutdown_grace_seconds=5 owner_max_running= conf hostile-test
 chmod 755 "$work"
 tail_bytes=16384 # output_tail_bytes, by default
 
@@ -179,7 +159,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	gid=$(id -g "$user")
 fi
 
-start "$cvd"
+up "$cvd"
 healthy warmup
 fdbase=$(fds)
 echo "figure baseline: supervisor fds $fdbase, VmRSS $(kb "$pid" VmRSS) kB, VmHWM $(kb "$pid" VmHWM) kB"
@@ -317,13 +297,13 @@ s=$(once no-shell 10 '{}' "$(target '["/bin/echo","$(id)",";","rm -rf /","`id`",
 finished "$s" 10
 ok no-shell "$(run_of "$s" "status || ':' || output")" 'succeeded:$(id) ; rm -rf / `id` | && *'
 clean no-shell "$s"
-stop cronvisord
+down cronvisord
 
 # --- broken result frames, by the test-only cronvisord-faults ---
 # The hook is compiled into that binary only, never into cronvisord.
 ok fault-hook-absent "$(grep -c cv-test-fault- "$cvd")" "0"
 ok fault-hook-present "$(grep -c cv-test-fault- "$cvdf")" "1"
-start "$cvdf"
+up "$cvdf"
 healthy faults-warmup
 fdbase=$(fds)
 for mode in close garbage badpack truncate; do
@@ -335,14 +315,14 @@ for mode in close garbage badpack truncate; do
 done
 ok fault-close-error "$(sql "SELECT error FROM runs r JOIN schedules s ON s.id = r.schedule_id WHERE s.name = 'cv-test-fault-close'")" \
 	"the runner exited without a result"
-stop cronvisord-faults
+down cronvisord-faults
 
 # --- a run that outlives its supervisor (kill -9 while it runs) ---
 # The runner has PR_SET_PDEATHSIG(SIGTERM): it stops the command's tree as
 # at a timeout (SIGTERM, kill grace, SIGKILL; this command ignores SIGTERM)
 # and nothing of the run survives the supervisor by more than the grace.
 # The restarted supervisor declares the orphaned run lost and retries it.
-start "$cvd"
+up "$cvd"
 healthy restart
 fdbase=$(fds)
 # As root (run_as: its owner's user could not write $work/outlive).
@@ -350,9 +330,7 @@ s=$(once outlive 30 '{}' "$(target "[\"$helper\",\"outlive\",\"4\",\"$work/outli
 wait_until 10 sh -c "[ -n \"\$(grep -lsa -- 'CRONVISOR_SCHEDULE_ID=$s' /proc/[0-9]*/environ)\" ]"
 run0=$(run_of "$s" id)
 runner=$(cat /proc/"$pid"/task/*/children)
-kill -9 "$pid"
-wait "$pid" 2>/dev/null
-pid=""
+crash hostile-test
 t0=$(date +%s%N)
 wait_until 10 none_left "CRONVISOR_SCHEDULE_ID=$s"
 t1=$(date +%s%N)
@@ -360,7 +338,7 @@ ok outlive-killed "$(ours "CRONVISOR_SCHEDULE_ID=$s" | wc -l)" "0"
 echo "figure outlive: the run's processes were gone $(((t1 - t0) / 1000000)) ms after kill -9 (kill grace 1 s)"
 st=$(awk '{print $3}' /proc/"$runner"/stat 2>/dev/null)
 ok outlive-runner-gone "$(case $st in "" | Z) echo gone ;; *) echo "state $st" ;; esac)" "gone"
-start "$cvd"
+up "$cvd"
 finished "$s" 30
 ok outlive-lost-retried "$(sql "SELECT string_agg(attempt || ':' || status, ',' ORDER BY attempt) FROM runs WHERE schedule_id = '$s'")" \
 	"0:lost,1:succeeded"
@@ -368,7 +346,7 @@ ok outlive-never-finished "$(grep -c "finished $run0\$" "$work/outlive")" "0"
 ok outlive-retry-finished "$(grep -c "^finished " "$work/outlive")" "1"
 fdbase=$(fds)
 clean outlive "$s"
-stop cronvisord-restarted
+down cronvisord-restarted
 
 echo "hostile: $pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ] || exit 1
