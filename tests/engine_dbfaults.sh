@@ -437,7 +437,7 @@ kill -USR1 "$relay"
 wait_until 8 stamps_ge fence1 killed 1
 hb_a=$(sql "SELECT extract(epoch FROM heartbeat) FROM supervisors WHERE id = $a_id")
 t_killed=$(awk '$4 == "killed" { print $3; exit }' "$work/fence1.st")
-ok s2b-stopped-within-lease "$([ -n "$t_killed" ] && lt "$t_killed" "$(awk -v h="$hb_a" 'BEGIN { print h + 4 }')" && echo yes || echo "killed ${t_killed:-never}, last heartbeat $hb_a")" "yes"
+ok s2b-stopped-within-lease "$([ -n "$t_killed" ] && lt "$t_killed" "$(awk -v h="$hb_a" 'BEGIN { printf "%.6f", h + 4 }')" && echo yes || echo "killed ${t_killed:-never}, last heartbeat $hb_a")" "yes"
 kill -USR2 "$relay"
 first="SELECT status || ':' || (coalesce(error, '') ILIKE '%lease%') FROM runs WHERE schedule_id = '$fence1' AND attempt = 0"
 wait_for 15 "SELECT count(*) = 0 FROM runs WHERE schedule_id = '$fence1' AND attempt = 0 AND status = 'running'"
