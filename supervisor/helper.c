@@ -276,8 +276,9 @@ zygote_send(const struct run_spec *spec, int result_wr, struct zygote_sent *z)
  * helper's socket in its event loop (zygote_watch()).  Returns the
  * runner's pid (the supervisor's child), or -1 if the caller is to fork
  * the runner itself; or -1 with *pending set (and *z kept) when the
- * answer has not come yet.  give_up: the answer is overdue, the helper
- * counts as wedged and is dropped (and with it every answer awaited).
+ * answer has not come yet.  give_up: the answer is overdue; unless it is
+ * there now (the loop may have been busy when it came), the helper counts
+ * as wedged and is dropped (and with it every answer awaited).
  */
 pid_t
 zygote_collect(struct zygote_sent *z, int give_up, int *pending)
@@ -295,17 +296,17 @@ zygote_collect(struct zygote_sent *z, int give_up, int *pending)
 		close(go);
 		return -1;
 	}
-	if (give_up) {
-		/* A helper that does not answer may never: not soon again. */
-		zygote_drop("no answer", 1, ZYGOTE_WEDGED_MS);
-		z->go = -1;
-		close(go);
-		return -1;
-	}
 	while ((n = recv(zy.fd, &rep, sizeof(rep), MSG_DONTWAIT)) == -1 &&
 	    errno == EINTR)
 		;
 	if (n == -1 && errno == EAGAIN) {
+		/* No answer there: overdue, the helper is given up. */
+		if (give_up) {
+			zygote_drop("no answer", 1, ZYGOTE_WEDGED_MS);
+			z->go = -1;
+			close(go);
+			return -1;
+		}
 		*pending = 1;
 		return -1;
 	}

@@ -19,8 +19,12 @@
 
 #define JOB_READ 65536 /* bytes read from a result pipe per call */
 
-/* The jobs whose runner was asked of the helper, oldest first. */
+/*
+ * The jobs whose runner was asked of the helper, oldest first, and when
+ * its last answer came (CLOCK_MONOTONIC ms).
+ */
 static struct job *asking, **asking_tail = &asking;
+static int64_t asked_ms;
 
 /* Moves j to state `to`; a move the life cycle does not have is fatal. */
 void
@@ -125,8 +129,8 @@ job_started(
 
 /*
  * Starts the runners of the n jobs of v (at most SPAWN_MAX) together
- * (spawn_ask(), else spawn_runners()) and watches their result pipes with epfd.  A run that
- * cannot be prepared (a bad target) ends at once as failed and not
+ * (spawn_ask(), else spawn_runners()) and watches their result pipes with epfd.
+ * A run that cannot be prepared (a bad target) ends at once as failed and not
  * retryable; one whose runner cannot be forked ends as crashed.
  */
 void
@@ -161,8 +165,9 @@ job_start(struct job *const *v, int n, int epfd, int64_t kill_grace)
 /*
  * Reads the runner helper's answers that have come, in the order the runs
  * were asked, and starts watching each runner they name (or forks it here
- * when the helper could not).  An answer overdue by SPAWN_REPLY_MS at
- * now_ms gives the helper up as wedged: the runs that wait on it are
+ * when the helper could not).  An answer that has not come SPAWN_REPLY_MS
+ * after its request or the answer before it (the helper forks them one
+ * after the other) gives the helper up as wedged: the runs that wait on it are
  * forked here.  Returns when an answer is next overdue (CLOCK_MONOTONIC
  * ms), or INT64_MAX when none is awaited.
  */
@@ -174,12 +179,12 @@ job_answers(int epfd, int64_t now_ms, int64_t kill_grace)
 	int fd = -1, err;
 
 	while ((j = asking) != NULL) {
-		if (!spawn_answer(&j->spec, &j->ask,
-		        now_ms - j->ask.sent_ms >= SPAWN_REPLY_MS, &pid, &fd,
-		        &err))
-			return j->ask.sent_ms + SPAWN_REPLY_MS;
+		if (!spawn_answer(&j->spec, &j->ask, now_ms >= job_asking_due(),
+		        &pid, &fd, &err))
+			return job_asking_due();
 		if ((asking = j->ask_next) == NULL)
 			asking_tail = &asking;
+		asked_ms = now_ms;
 		j->asking = 0;
 		j->ask_next = NULL;
 		job_started(j, pid, fd, err, epfd, kill_grace);
@@ -191,8 +196,13 @@ job_answers(int epfd, int64_t now_ms, int64_t kill_grace)
 int64_t
 job_asking_due(void)
 {
-	return asking != NULL ? asking->ask.sent_ms + SPAWN_REPLY_MS
-	                      : INT64_MAX;
+	int64_t from;
+
+	if (asking == NULL)
+		return INT64_MAX;
+	/* The helper answers in order: from its last answer, if later. */
+	from = asking->ask.sent_ms > asked_ms ? asking->ask.sent_ms : asked_ms;
+	return from + SPAWN_REPLY_MS;
 }
 
 /* Decides the verdict once the runner is reaped and its pipe closed. */
