@@ -222,7 +222,7 @@ kills="schedule_id IN (SELECT id FROM schedules WHERE name LIKE 'kill%')"
 # Each is killed in turn, in the middle of a run of its own.
 for k in k1 k2 k3 k1 k2 k3; do
 	sleep 1
-	wait_for 3 "SELECT count(*) > 0 FROM runs r JOIN supervisors s ON s.id = r.supervisor_id WHERE r.status = 'running' AND s.name = '$k' AND s.stopped_at IS NULL"
+	wait_for 10 "SELECT count(*) > 0 FROM runs r JOIN supervisors s ON s.id = r.supervisor_id WHERE r.status = 'running' AND s.name = '$k' AND s.stopped_at IS NULL"
 	crash "$k"
 	start "$k"
 done
