@@ -78,6 +78,13 @@ track() {
 
 now() { date +%s.%3N; }
 # lt A B: true when A < B (decimal numbers).
+# stamps_clean PREFIX: what account() found: no overlapping attempts, no
+# slot completed twice, no lost result.
+stamps_clean() {
+	ok "$1-overlaps" "$overlaps" "0"
+	ok "$1-completed-twice" "$dup_completed" "0"
+	ok "$1-lost" "$lost" "0"
+}
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 # ms A B: B - A in whole milliseconds.
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
@@ -418,9 +425,7 @@ ok s2-a-alive "$(kill -0 "$pid_a" 2>/dev/null && echo yes)" "yes"
 settle 25
 ok s2-nothing-running "$(sql "SELECT count(*) FROM runs WHERE status = 'running'")" "0"
 eval "$(account ov quick)"
-ok s2-overlaps "$overlaps" "0"
-ok s2-completed-twice "$dup_completed" "0"
-ok s2-lost "$lost" "0"
+stamps_clean s2
 ok s2-unended "$unended" "0"
 echo "scenario 2 (blackhole, A through the relay, B direct): $fired slots fired, $dup_completed duplicates by stamps (completed twice), $overlaps overlapping attempts, $lost lost results; A held $(echo "$a_runs" | wc -w) runs, stopped by $(awk -v h="$hb_a" -v runs=" $a_runs " 'index(runs, " " $2 " ") && $4 != "start" { d = $3 - h; if (d > m) m = d } END { printf "%.3f", m }' "$work/ov.st") s after its last heartbeat (lease 4 s), loss logged $(lost_lines "$work/a.log" "$a_mark") times [$(took)]"
 stop "$pid_b"
@@ -445,9 +450,7 @@ ok s2b-interrupted "$(sql "$first")" "interrupted:true"
 settle 12
 ok s2b-nothing-running "$(sql "SELECT count(*) FROM runs WHERE status = 'running'")" "0"
 eval "$(account fence1)"
-ok s2b-overlaps "$overlaps" "0"
-ok s2b-completed-twice "$dup_completed" "0"
-ok s2b-lost "$lost" "0"
+stamps_clean s2b
 echo "scenario 2b (the cut with A alone): its run killed $([ -n "$t_killed" ] && awk -v h="$hb_a" -v k="$t_killed" 'BEGIN { printf "%.3f s", k - h }' || echo never) after its last heartbeat (lease 4 s), recorded $(sql "SELECT string_agg(attempt || ':' || status || ' (' || coalesce(error, '') || ')', ', ' ORDER BY attempt) FROM runs WHERE schedule_id = '$fence1'"); $overlaps overlapping attempts, $dup_completed duplicates by stamps, $lost lost results [$(took)]"
 stop "$pid_a"
 kill "$relay" 2>/dev/null
