@@ -133,38 +133,39 @@ def start(a):
     print(json.dumps(r))
 
 
-def c_literals(text):
-    """The concatenation of the C string literals at the start of text."""
-    out, i = [], 0
-    while True:
-        m = re.compile(r'\s*(?:\\\n\s*)*"((?:[^"\\]|\\.)*)"').match(text, i)
-        if not m:
-            return "".join(out)
-        out.append(m.group(1).replace('\\"', '"'))
-        i = m.end()
-
-
-def c_define(src, name):
-    m = re.search(r"#define %s\s*\\?\n?" % name, src)
-    body = src[m.end():]
-    end = re.search(r"[^\\]\n", body)
-    body = body[:end.end()]
-    return re.sub(r"\\\n", "\n", body)
+def statements(srcdir):
+    """The named statements of sql/queries/*.sql, {{columns}} expanded, as
+    cmake/embed_queries.cmake embeds them: a "-- name: N" header starts a
+    statement, a "-- columns: N" one a column list; comment lines go."""
+    names, cols, cur, kind = {}, {}, None, None
+    qdir = os.path.join(srcdir, "sql", "queries")
+    for fn in sorted(os.listdir(qdir)):
+        if not fn.endswith(".sql"):
+            continue
+        with open(os.path.join(qdir, fn)) as f:
+            for line in f:
+                m = re.match(r"--\s*(name|columns):\s*(\w+)", line)
+                if m:
+                    kind, cur = m.group(1), m.group(2)
+                    (names if kind == "name" else cols)[cur] = []
+                    continue
+                if cur is None or line.lstrip().startswith("--"):
+                    continue
+                code = re.sub(r"\s*--.*$", "", line.rstrip("\n"))
+                if code.strip():
+                    (names if kind == "name" else cols)[cur].append(code)
+    cols = {k: " ".join(v) for k, v in cols.items()}
+    out = {}
+    for k, v in names.items():
+        text = " ".join(v).strip().rstrip(";")
+        out[k] = re.sub(r"\{\{(\w+)\}\}", lambda m: cols[m.group(1)], text)
+    return out
 
 
 def queries(srcdir):
-    def read(p):
-        with open(os.path.join(srcdir, p)) as f:
-            return f.read()
-    h, claim, main, prune = (read("supervisor/" + p) for p in
-                             ("cronvisord.h", "claim.c", "cronvisord.c", "prune.c"))
-    cols = c_literals(c_define(h, "SCHED_COLUMNS"))
-    cl = c_define(claim, "CLAIM_SQL")
-    cl = c_literals(cl.replace("SCHED_COLUMNS", '"%s"' % cols))
-    i = main.index("db_query(sv.db,", main.index("arm_timer(void)"))
-    arm = c_literals(main[i + len("db_query(sv.db,"):])
-    pr = c_literals(c_define(prune, "PRUNE_DELETED_SQL"))
-    return {"claim": cl, "next_deadline": arm, "prune_deleted": pr}
+    st = statements(srcdir)
+    return {"claim": st["claim_due"], "next_deadline": st["cronvisord_next_due"],
+            "prune_deleted": st["prune_deleted"]}
 
 
 def explain(a):
@@ -173,15 +174,16 @@ def explain(a):
     res = {"queries": q, "cases": []}
     # The claim's $2 is the instant claim_ahead_ms from now, $3 now; the
     # next-deadline query's $1 is claim_ahead_ms (50, the default).
-    cases = [("claim, nothing due (now)", "claim", [100, now, now]),
-             ("claim, many due (LIMIT 100)", "claim", [100, a.at, a.at]),
+    # $4 is the ranking window: ten per row, at least 100 (claim.c).
+    cases = [("claim, nothing due (now)", "claim", [100, now, now, 1000]),
+             ("claim, many due (LIMIT 100)", "claim", [100, a.at, a.at, 1000]),
              ("next deadline (every loop turn)", "next_deadline", [50]),
              ("deleted-schedule sweep (every heartbeat)", "prune_deleted", [])]
     for label, name, params in cases:
         for mode in ("custom", "generic"):
             if mode == "generic" and not params:
                 continue
-            types = {"claim": "(bigint, double precision, double precision)",
+            types = {"claim": "(bigint, double precision, double precision, bigint)",
                      "next_deadline": "(bigint)"}.get(name, "")
             args = "(%s)" % ", ".join(str(x) for x in params) if params else ""
             sql = ("BEGIN; SET LOCAL plan_cache_mode = force_%s_plan; PREPARE q%s AS %s; "

@@ -50,7 +50,7 @@ $$;
 CREATE OR REPLACE FUNCTION cronvisor_schedule_json(s schedules) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT (to_jsonb(s) - ARRAY['id8', 'next_slot_at', 'slot_seq', 'running',
-                                'retry_pending', 'retry_repeat', 'config_hash',
+                                'retry_pending', 'config_hash',
                                 'deleted_at', 'idempotency_key',
                                 'idempotency_hash'])
         || jsonb_build_object(

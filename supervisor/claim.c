@@ -138,23 +138,30 @@ owner_slot(struct claim *cl, int64_t **count)
 }
 
 /*
- * Whether cl->owner is at its limit of runs in flight: 1 yes (note, of
- * len bytes, then says so), 0 no, -1 on a database error.
+ * The room left to the claim and to cl->owner, into *room (the owner's
+ * runs in flight are read once per claim).  0, or -1 on a database error.
  */
 static int
-owner_full(struct claim *cl, char *note, size_t len)
+claim_room(struct claim *cl, struct claim_room *room)
 {
 	int64_t *count;
 
 	if (owner_slot(cl, &count) == -1)
 		return -1;
-	if (*count < cl->owner_max)
-		return 0;
+	room->runs = cl->limit - cl->njobs;
+	room->owner = cl->owner_max - *count;
+	return 0;
+}
+
+/* Why cl->owner's slot does not run, into note (len bytes). */
+static const char *
+owner_note(const struct claim *cl, char *note, size_t len)
+{
 	snprintf(note, len,
 	    "owner %s at its limit of %lld runs in flight "
 	    "(owner_max_running)",
 	    cl->owner, (long long)cl->owner_max);
-	return 1;
+	return note;
 }
 
 /* Counts n more runs in flight for cl->owner; -1 as owner_slot(). */
@@ -320,20 +327,74 @@ owner_wait(struct claim *cl, const struct sched *s, const char *note)
 	return db_exec(cl->db, SQL_claim_owner_wait, 3, p, cl->err, cl->errlen);
 }
 
-/* A pending retry: one run of the same slot, then nothing until it ends. */
+/*
+ * A schedule in a retry chain: its due retries rows (one per slot whose
+ * run failed with retries left), each started as its slot's next attempt
+ * when decide_retry() says so and then deleted, or left due a little
+ * later (owner full) or for the next claim (this one full).  next_run_at
+ * becomes the earliest row left, NULL when none is (the retries in flight
+ * decide what comes next when they end).
+ */
 static int
-claim_retry(struct claim *cl, struct sched *s)
+claim_retries(struct claim *cl, struct sched *s)
 {
-	char note[NOTE_BYTES];
-	int r;
+	char note[NOTE_BYTES], why[NOTE_BYTES + 16], ahead[24], secs[24];
+	char fired_s[24];
+	const char *p[2] = {s->id, ahead};
+	struct db_rows *rows;
+	struct claim_room room;
+	int64_t fired = 0;
+	int r = 0, n;
 
-	if ((r = owner_full(cl, note, sizeof(note))) != 0)
-		return r == -1 ? -1 : owner_wait(cl, s, note);
-	r = fire(
-	    cl, s, s->next_slot_at, s->retry_repeat, s->retry, s->next_run_us);
-	if (r < 0 || owner_took(cl, r) == -1)
+	snprintf(ahead, sizeof(ahead), "%lld", (long long)cl->ahead_us);
+	if ((rows = db_query(
+	         cl->db, SQL_claim_retries, 2, p, cl->err, cl->errlen)) == NULL)
 		return -1;
-	return update(cl, s, CV_NEVER, s->next_slot_at, r);
+	n = db_rows_count(rows);
+	for (int i = 0; i < n && r >= 0; i++) {
+		const char *q[4] = {s->id,
+		    db_rows_value(rows, i, CLAIM_RETRY_COL_SLOT_US), secs, why};
+		enum slot_act act;
+
+		if (claim_room(cl, &room) == -1) {
+			r = -1;
+			break;
+		}
+		act = decide_retry(&room);
+		if (act == ACT_HOLD)
+			break;
+		if (act == ACT_WAIT_OWNER) {
+			snprintf(secs, sizeof(secs), "%d", OWNER_WAIT_SECONDS);
+			snprintf(why, sizeof(why), "waiting: %s",
+			    owner_note(cl, note, sizeof(note)));
+			r = db_exec(cl->db, SQL_claim_retry_wait, 4, q, cl->err,
+			    cl->errlen);
+			continue;
+		}
+		r = fire(cl, s,
+		    strtoll(
+		        db_rows_value(rows, i, CLAIM_RETRY_COL_SLOT), NULL, 10),
+		    strtoll(db_rows_value(rows, i, CLAIM_RETRY_COL_REPEAT),
+		        NULL, 10),
+		    strtoll(db_rows_value(rows, i, CLAIM_RETRY_COL_ATTEMPT),
+		        NULL, 10),
+		    strtoll(db_rows_value(rows, i, CLAIM_RETRY_COL_DUE_US),
+		        NULL, 10));
+		if (r < 0 || owner_took(cl, r) == -1 ||
+		    db_exec(cl->db, SQL_claim_retry_taken, 2, q, cl->err,
+		        cl->errlen) == -1) {
+			r = -1;
+			break;
+		}
+		fired += r;
+	}
+	db_rows_free(rows);
+	if (r < 0)
+		return -1;
+	snprintf(fired_s, sizeof(fired_s), "%lld", (long long)fired);
+	p[1] = fired_s;
+	return db_exec(
+	    cl->db, SQL_claim_retry_update, 2, p, cl->err, cl->errlen);
 }
 
 /* Writes the rows of the slots a plan drops. */
@@ -365,19 +426,6 @@ record_plan(struct claim *cl, const struct sched *s, const struct slot_plan *p)
 			return -1;
 	}
 	return 0;
-}
-
-/* When the slot after `slot` should start, jitter included. */
-static int64_t
-start_time(const struct sched *s, int64_t slot)
-{
-	struct slot nx;
-
-	if (slot == CV_NEVER || s->jitter <= 0)
-		return slot;
-	return slot +
-	    slot_jitter(s->id, slot,
-	        slot_next(&s->tm, slot, &nx) ? nx.at : CV_NEVER, s->jitter);
 }
 
 /*
@@ -488,13 +536,18 @@ fire_all(struct claim *cl)
 	return 0;
 }
 
-/* Due slots: the catch-up plan, the overlap policy, the next slot. */
+/*
+ * Due slots: the catch-up plan, then what decide_slot() says of each of
+ * its slots, then the pending item decide_claim_end() says.
+ */
 static int
 claim_slots(struct claim *cl, struct sched *s)
 {
 	static _Thread_local struct slot_plan plan;
-	int64_t fired = 0, buffered = CV_NEVER, held = CV_NEVER;
 	char note[NOTE_BYTES];
+	struct claim_walk w;
+	struct claim_room room = {0, 0};
+	struct claim_next nx;
 	int64_t now, ahead;
 	int r;
 
@@ -514,96 +567,56 @@ claim_slots(struct claim *cl, struct sched *s)
 	    &plan);
 	if (record_plan(cl, s, &plan) == -1)
 		return -1;
-	if (plan.nfire == 1 && s->running == 0 && cl->njobs < cl->limit) {
-		if ((r = owner_full(cl, note, sizeof(note))) == -1)
-			return -1;
-		if (r == 0)
-			return owner_took(cl, 1) == -1
-			    ? -1
-			    : fire_one(cl, s, plan.fire[0],
-			          start_us(s, plan.fire[0]),
-			          start_time(s, plan.next), plan.next);
-	}
-	/*
-	 * skip looks only at runs of earlier claims: the slots of one plan
-	 * are what the catch-up policy chose to run (catch_up: all), and
-	 * skipping them for a sibling fired a moment ago would make `all`
-	 * mean `latest` under the default overlap policy.
-	 */
+	decide_walk_init(&w);
 	for (int i = 0; i < plan.nfire; i++) {
-		/*
-		 * total_repeats successful runs end a schedule.  With as many
-		 * runs in flight as it still needs, it starts no more (overlap
-		 * allow, or catch_up all, would run past the count) and skips
-		 * no slot: the slots after them exist only should one of them
-		 * fail, and then its retry comes first and the catch-up policy
-		 * deals with them after, from here.
-		 */
-		if (s->pol.total_repeats > 0 && s->tm.kind != SCHED_KIND_ONCE &&
-		    s->running + fired > 0 &&
-		    s->repeat + s->running + fired >= s->pol.total_repeats) {
-			held = plan.fire[i];
-			break;
-		}
-		/*
-		 * A once schedule's only slot can meet a run in flight only
-		 * when that run was triggered; skipping it would leave the
-		 * schedule active with nothing due, forever: it waits instead.
-		 */
-		if (s->running > 0 && s->overlap == SCHEDULE_OVERLAP_SKIP &&
-		    s->tm.kind != SCHED_KIND_ONCE) {
-			if (record_not_run(cl, s, "skipped", plan.fire[i],
-			        "the previous run was still running"))
-				return -1;
-		} else if (s->running + fired > 0 &&
-		    (s->overlap == SCHEDULE_OVERLAP_BUFFER_ONE ||
-		        s->tm.kind == SCHED_KIND_ONCE)) {
-			buffered = plan.fire[i];
-		} else if ((fired > 0 &&
-		               s->overlap != SCHEDULE_OVERLAP_ALLOW) ||
-		    cl->njobs >= cl->limit) {
+		if (claim_room(cl, &room) == -1)
+			return -1;
+		switch (decide_slot(s, &w, plan.fire[i], &room)) {
+		case ACT_FIRE:
 			/*
-			 * The slots a plan has left run one after the other
-			 * (catch_up: all): a schedule holds one pending item,
-			 * so two of its runs in flight that both failed would
-			 * keep one retry and lose the other.  Nor may a claim
-			 * start more runs than it has room for.  The first
-			 * slot not fired stays pending; the next plan, when
-			 * the run ends or at the next claim, starts from it.
+			 * The common claim, one slot and nothing else of the
+			 * schedule in flight, goes in one statement with the
+			 * others (fire_one()); the pending item is the one
+			 * of a slot that did not fire (the statement makes
+			 * an `anchor: completion` one NULL once it fired).
 			 */
-			held = plan.fire[i];
-			break;
-		} else if ((r = owner_full(cl, note, sizeof(note))) != 0) {
-			/*
-			 * The owner has as many runs in flight as it may: the
-			 * slot is skipped, as overlap skips it, with why; a
-			 * once schedule's only slot waits instead (see
-			 * above).
-			 */
-			if (r == -1)
-				return -1;
-			if (s->tm.kind == SCHED_KIND_ONCE)
-				return owner_wait(cl, s, note);
-			if (record_not_run(
-			        cl, s, "skipped", plan.fire[i], note))
-				return -1;
-		} else {
+			if (plan.nfire == 1 && s->running == 0) {
+				decide_claim_end(s, &w, &plan, &nx);
+				return owner_took(cl, 1) == -1
+				    ? -1
+				    : fire_one(cl, s, plan.fire[0],
+				          start_us(s, plan.fire[0]),
+				          nx.next_run, nx.next_slot);
+			}
 			if ((r = fire(cl, s, plan.fire[i], s->slot_seq, 0,
 			         start_us(s, plan.fire[i]))) < 0 ||
 			    owner_took(cl, r) == -1)
 				return -1;
 			s->slot_seq += r;
-			fired += r;
+			w.fired += r;
+			break;
+		case ACT_SKIP:
+			if (record_not_run(cl, s, "skipped", plan.fire[i],
+			        "the previous run was still running"))
+				return -1;
+			break;
+		case ACT_SKIP_OWNER:
+			if (record_not_run(cl, s, "skipped", plan.fire[i],
+			        owner_note(cl, note, sizeof(note))))
+				return -1;
+			break;
+		case ACT_WAIT_OWNER:
+			return owner_wait(
+			    cl, s, owner_note(cl, note, sizeof(note)));
+		case ACT_BUFFER:
+			break;
+		case ACT_HOLD:
+			i = plan.nfire;
+			break;
 		}
 	}
-	if (buffered != CV_NEVER)
-		return update(cl, s, CV_NEVER, buffered, fired);
-	if (held != CV_NEVER) /* due again when the run ends, or now */
-		return update(cl, s,
-		    fired > 0 || s->running > 0 ? CV_NEVER : held, held, fired);
-	if (s->anchor_completion && fired > 0)
-		return update(cl, s, CV_NEVER, CV_NEVER, fired);
-	return update(cl, s, start_time(s, plan.next), plan.next, fired);
+	decide_claim_end(s, &w, &plan, &nx);
+	return update(cl, s, nx.next_run, nx.next_slot, w.fired);
 }
 
 /*
@@ -680,6 +693,7 @@ claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
 	struct sched s;
 	char run[RUN_ID_MAX], why[CV_ERRLEN], owner[OWNER_BYTES];
 	char note[NOTE_BYTES];
+	struct claim_room room;
 	int r;
 
 	if ((rows = db_query(cl->db, SQL_claim_trigger_sched, 1, p, cl->err,
@@ -710,10 +724,11 @@ claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
 		r = trigger_run(cl, tid, run, s.slot_seq, "skipped",
 		    "triggered while a run was in flight (overlap: skip)",
 		    NULL);
-	} else if ((r = owner_full(cl, note, sizeof(note))) != 0) {
-		if (r == 1)
-			r = trigger_run(
-			    cl, tid, run, s.slot_seq, "skipped", note, NULL);
+	} else if ((r = claim_room(cl, &room)) == -1) {
+		/* a database error */
+	} else if (room.owner <= 0) {
+		r = trigger_run(cl, tid, run, s.slot_seq, "skipped",
+		    owner_note(cl, note, sizeof(note)), NULL);
 	} else if ((r = owner_took(cl, 1)) == 0) {
 		r = trigger_start(cl, &s, tid, run,
 		    strtoll(db_rows_value(trig, i, CLAIM_TRIGGER_COL_CREATED),
@@ -795,7 +810,8 @@ claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 			continue;
 		}
 		cl->owner = db_rows_value(rows, i, SCHED_COL_OWNER);
-		r = s.retry_pending ? claim_retry(cl, &s) : claim_slots(cl, &s);
+		r = s.retry_pending ? claim_retries(cl, &s)
+		                    : claim_slots(cl, &s);
 		sched_clear(&s);
 	}
 	db_rows_free(rows);

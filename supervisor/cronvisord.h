@@ -52,8 +52,7 @@ struct sched {
 	int active;            /* status is 'active' */
 	int64_t repeat;        /* current_repeat: successful runs */
 	int64_t retry;         /* current_retry */
-	int retry_pending;     /* a retry of next_slot_at is due */
-	int64_t retry_repeat;  /* the repeat number that retry runs as */
+	int retry_pending;     /* a retry chain waits (retries rows) or runs */
 	int64_t next_run_at;   /* when something is due, CV_NEVER: NULL */
 	int64_t next_run_us;   /* the same to the microsecond, or 0 */
 	int64_t next_slot_at;  /* the slot it belongs to */
@@ -165,6 +164,71 @@ int task_ready(void);
 int64_t task_expired(int64_t now_ms);
 int64_t task_deadline(void);
 void task_idle_watch(void);
+
+/*
+ * decide.c: the scheduling decisions, pure functions of a schedule's row
+ * and an event; claim.c and finish.c apply what they say.
+ */
+enum slot_act {
+	ACT_FIRE,       /* start a run of the slot */
+	ACT_SKIP,       /* record it skipped: a run of it is in flight */
+	ACT_SKIP_OWNER, /* record it skipped: its owner is at its limit */
+	ACT_BUFFER,     /* keep it for the end of the run in flight */
+	ACT_HOLD,       /* keep it pending, and stop the plan there */
+	ACT_WAIT_OWNER, /* keep it due a little later, and stop: owner full */
+};
+struct claim_walk {       /* one schedule's plan, as a claim goes through it */
+	int64_t fired;    /* runs this claim started for it */
+	int64_t buffered; /* the slot kept for a run's end, or CV_NEVER */
+	int64_t held;     /* the first slot kept pending, or CV_NEVER */
+};
+struct claim_room {
+	int64_t runs;  /* runs the claim may still start */
+	int64_t owner; /* runs the schedule's owner may still start */
+};
+struct claim_next {        /* what a schedule waits for after a claim */
+	int64_t next_run;  /* next_run_at, CV_NEVER: NULL */
+	int64_t next_slot; /* next_slot_at, CV_NEVER: NULL */
+};
+struct run_end {                /* the end of a slot run, as decided */
+	int64_t slot;           /* the slot it ran */
+	int64_t repeat;         /* n */
+	int64_t attempt;        /* rc */
+	enum run_status status; /* its verdict */
+	int retryable;          /* 0: the retry budget is spent at once */
+	const char *error;      /* why it did not succeed, or "" */
+};
+struct finish_view {    /* what finish.c read for a retry's end */
+	int64_t last;   /* the latest slot with a row, or CV_NEVER */
+	int64_t others; /* retries of other slots waiting or running */
+};
+struct next_state {           /* what the schedule becomes */
+	const char *status;   /* active, done or dead */
+	int64_t repeat;       /* current_repeat */
+	int64_t retry;        /* current_retry */
+	int retry_pending;    /* a retry chain waits or runs */
+	int64_t next_slot;    /* next_slot_at, CV_NEVER: NULL */
+	int64_t next_run;     /* next_run_at, CV_NEVER: NULL */
+	int counts_run;       /* run_count + */
+	int counts_error;     /* error_count + */
+	const char *error;    /* last_error, NULL: unchanged */
+	int64_t delay;        /* >= 0: next_run_at is now() + delay */
+	int slot_too;         /* with delay: next_slot_at too */
+	int queue;            /* a retries row: retry_slot again */
+	int64_t retry_slot;   /* its slot */
+	int64_t retry_repeat; /* its repeat number (attempt: retry) */
+	int64_t retry_delay;  /* seconds from now until it is due */
+	int from_retries;     /* next_run_at: the earliest retries row */
+};
+void decide_walk_init(struct claim_walk *w);
+enum slot_act decide_slot(const struct sched *s, struct claim_walk *w,
+    int64_t slot, const struct claim_room *room);
+int64_t decide_start(const struct sched *s, int64_t slot);
+void decide_claim_end(const struct sched *s, const struct claim_walk *w,
+    const struct slot_plan *p, struct claim_next *out);
+enum slot_act decide_retry(const struct claim_room *room);
+void decide_finish(const struct sched *s, const struct run_end *e,
+    const struct finish_view *v, struct next_state *ns);
 
 /* batch.c */
 json_t *batch_int(int64_t v, int null);

@@ -3,9 +3,10 @@
  * transaction.  The run row is updated only while it is still `running`
  * under the lease given (the fencing token): a supervisor that lost its
  * lease, whose runs another one already declared lost, changes nothing.
- * The same statement locks the schedule's row; the repeat/retry state
- * machine of common/retry.c decides its next state; a schedule paused, finished
- * or deleted meanwhile only has its counters updated.  A triggered run (run
+ * The same statement locks the schedule's row; decide_finish() (decide.c)
+ * says its next state, and a failure with retries left adds a retries row
+ * for its slot; a schedule paused, finished or deleted meanwhile only has
+ * its counters updated.  A triggered run (run
  * now, outside the slots) leaves the state machine and the counters alone:
  * it only ends one run in flight.  A schedule deleted while runs were in
  * flight (deleted_at set) is deleted, with its history, by the transaction
@@ -18,22 +19,6 @@
 #include <time.h>
 
 #include "cronvisord.h"
-
-/* What the schedule becomes. */
-struct next_state {
-	const char *status;   /* active, done or dead */
-	int64_t repeat;       /* current_repeat */
-	int64_t retry;        /* current_retry */
-	int retry_pending;    /* a retry is due at next_run */
-	int64_t retry_repeat; /* its repeat number */
-	int64_t next_slot;    /* next_slot_at, CV_NEVER: NULL */
-	int64_t next_run;     /* next_run_at, CV_NEVER: NULL */
-	int counts_run;       /* run_count + */
-	int counts_error;     /* error_count + */
-	const char *error;    /* last_error, NULL: unchanged */
-	int64_t delay;        /* >= 0: next_run_at is now() + delay */
-	int slot_too;         /* with delay: next_slot_at too */
-};
 
 static const char *
 num(char *buf, size_t len, int64_t v)
@@ -192,148 +177,85 @@ write_run(struct db *db, int64_t lease, const struct job *j, int bare,
 	return n;
 }
 
-/* The first slot after the run's: where a finished retry chain resumes. */
-static int64_t
-slot_after(const struct sched *s, int64_t slot)
+/* Run j's error as PostgreSQL text, in buf (CV_ERRLEN bytes). */
+static const char *
+error_text(const struct job *j, char *buf)
 {
-	struct slot nx;
-
-	return slot_next(&s->tm, slot, &nx) ? nx.at : CV_NEVER;
+	snprintf(buf, CV_ERRLEN, "%s", j->verdict.error);
+	finish_text(buf, strlen(buf));
+	return buf;
 }
 
 /*
- * The latest slot with a row of schedule id (a run of any attempt, or a
- * slot that did not run), into *last; CV_NEVER when none.  0, or -1.
+ * What decide_finish() needs to know of the end of a retry (attempt > 0)
+ * of schedule id: the latest slot with a row (a run of any attempt, or a
+ * slot that did not run), and how many retries of other slots wait or
+ * run.  0, or -1 with err set.
  */
 static int
-last_recorded(
-    struct db *db, const char *id, int64_t *last, char *err, size_t errlen)
+read_view(struct db *db, const char *id, struct finish_view *v, char *err,
+    size_t errlen)
 {
 	const char *p[1] = {id};
 	struct db_rows *rows;
-	const char *v;
+	const char *last;
 
-	rows = db_query(db, SQL_finish_last_slot, 1, p, err, errlen);
+	rows = db_query(db, SQL_finish_chain, 1, p, err, errlen);
 	if (rows == NULL)
 		return -1;
-	v = db_rows_value(rows, 0, 0);
-	*last = v != NULL ? strtoll(v, NULL, 10) : CV_NEVER;
+	last = db_rows_value(rows, 0, 0);
+	v->last = last != NULL ? strtoll(last, NULL, 10) : CV_NEVER;
+	v->others = strtoll(db_rows_value(rows, 0, 1), NULL, 10);
 	db_rows_free(rows);
 	return 0;
 }
 
 /*
- * Applies the state machine to s for job j; fills *ns.  A success or a
- * skip goes on from where the schedule stands: claim.c already moved
- * next_run_at to the next slot, except after a retry chain (resume at the
- * first slot after the retried one; the catch-up policy deals with the
- * slots that passed), for a buffered slot (due now that the run ended) and
- * for `anchor: completion` (an interval from now).
- */
-static void
-decide(const struct sched *s, const struct job *j, int64_t last,
-    struct next_state *ns)
-{
-	struct transition tr;
-
-	retry_next(&s->pol, s->repeat, j->attempt,
-	    run_status_outcome(j->verdict.status), j->verdict.retryable, &tr);
-	*ns = (struct next_state){"active", tr.repeat, s->retry,
-	    s->retry_pending, s->retry_repeat, s->next_slot_at, s->next_run_at,
-	    tr.counts_run, tr.counts_error,
-	    j->verdict.status == RUN_SUCCEEDED ? "" : j->verdict.error, -1, 0};
-	switch (tr.step) {
-	case STEP_NEXT:
-		if (j->attempt > 0) { /* the end of a retry chain */
-			ns->retry = 0;
-			ns->retry_pending = 0;
-		}
-		if (s->anchor_completion) {
-			ns->delay = s->tm.interval;
-			ns->slot_too = 1;
-		} else if (j->attempt > 0) {
-			ns->retry = 0;
-			ns->retry_pending = 0;
-			/*
-			 * Not simply the slot after the retried one: while
-			 * its first attempt ran, later slots were claimed
-			 * (skipped, overlap: skip), and their rows stand.
-			 * Planning from one of them again would lose the
-			 * missed row that starts there to the unique
-			 * (schedule, slot, attempt), and the slots it counts.
-			 */
-			ns->next_slot = ns->next_run = slot_after(s,
-			    last != CV_NEVER && last > j->slot ? last
-			                                       : j->slot);
-		} else if (s->next_run_at == CV_NEVER &&
-		    s->next_slot_at != CV_NEVER && s->next_slot_at > j->slot) {
-			ns->next_run = s->next_slot_at; /* the buffered slot */
-		}
-		break;
-	case STEP_RETRY:
-		ns->retry = tr.retry;
-		ns->retry_pending = 1;
-		ns->retry_repeat = j->repeat;
-		ns->next_slot = j->slot;
-		ns->delay = tr.delay;
-		break;
-	case STEP_DONE:
-	case STEP_DEAD:
-		ns->status = tr.step == STEP_DONE ? "done" : "dead";
-		ns->retry = tr.retry;
-		ns->next_slot = ns->next_run = CV_NEVER;
-		ns->retry_pending = 0;
-		break;
-	}
-	if (j->verdict.status == RUN_INTERRUPTED)
-		ns->error = NULL;
-}
-
-/* Writes the schedule's new state. */
-static int
-write_state(struct db *db, const struct sched *s, const struct next_state *ns,
-    char *err, size_t errlen)
-{
-	char b[9][24];
-	const char *p[13] = {s->id, ns->status, num(b[0], 24, ns->repeat),
-	    num(b[1], 24, ns->retry), ns->retry_pending ? "true" : "false",
-	    num(b[2], 24, ns->retry_repeat),
-	    ns->next_slot == CV_NEVER
-	        ? NULL
-	        : num(b[3], 24, slot_ms(&s->tm, ns->next_slot)),
-	    ns->next_run == CV_NEVER
-	        ? NULL
-	        : num(b[4], 24, slot_ms(&s->tm, ns->next_run)),
-	    num(b[5], 24, ns->counts_run), num(b[6], 24, ns->counts_error),
-	    ns->error, ns->delay >= 0 ? num(b[7], 24, ns->delay) : NULL,
-	    ns->slot_too ? "true" : "false"};
-
-	/* The schedules_wake trigger tells the supervisors. */
-	return db_exec(db, SQL_finish_state, 13, p, err, errlen) == -1 ? -1 : 0;
-}
-
-/*
  * The schedule's new state as a finish_states row, appended to states; 0,
- * or -1 (out of memory, or an error text that is not UTF-8: the caller
- * writes it with finish_state, which reports what is wrong with it).
+ * or -1 out of memory.  The error text was made PostgreSQL text.
  */
 static int
 state_row(json_t *states, const struct sched *s, const struct next_state *ns)
 {
-	json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:b, s:I, s:o, s:o, s:I, "
-	                      "s:I, s:s*, s:o, s:b}",
+	json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:b, s:o, s:o, s:I, s:I, "
+	                      "s:s*, s:o, s:b, s:b, s:o, s:I, s:I, s:b}",
 	    "id", s->id, "status", ns->status, "repeat", (json_int_t)ns->repeat,
 	    "retry", (json_int_t)ns->retry, "retry_pending", ns->retry_pending,
-	    "retry_repeat", (json_int_t)ns->retry_repeat, "next_slot",
+	    "next_slot",
 	    batch_int(
 	        slot_ms(&s->tm, ns->next_slot), ns->next_slot == CV_NEVER),
 	    "next_run",
 	    batch_int(slot_ms(&s->tm, ns->next_run), ns->next_run == CV_NEVER),
 	    "counts_run", (json_int_t)ns->counts_run, "counts_error",
 	    (json_int_t)ns->counts_error, "error", ns->error, "delay",
-	    batch_int(ns->delay, ns->delay < 0), "slot_too", ns->slot_too);
+	    batch_int(ns->delay, ns->delay < 0), "slot_too", ns->slot_too,
+	    "queue", ns->queue, "retry_slot",
+	    batch_int(
+	        slot_ms(&s->tm, ns->retry_slot), ns->retry_slot == CV_NEVER),
+	    "retry_repeat", (json_int_t)ns->retry_repeat, "retry_delay",
+	    (json_int_t)ns->retry_delay, "from_retries", ns->from_retries);
 
 	return o == NULL ? -1 : json_array_append_new(states, o);
+}
+
+/* Writes the schedule's new state: finish_states with one row. */
+static int
+write_state(struct db *db, const struct sched *s, const struct next_state *ns,
+    char *err, size_t errlen)
+{
+	json_t *states = json_array();
+	struct db_rows *rows;
+
+	if (states == NULL || state_row(states, s, ns) == -1) {
+		json_decref(states);
+		return log_errbuf(err, errlen, "out of memory");
+	}
+	/* The schedules_wake trigger tells the supervisors. */
+	rows = batch_query(db, SQL_finish_states, NULL, states, err, errlen);
+	if (rows == NULL)
+		return -1;
+	db_rows_free(rows);
+	return 0;
 }
 
 /*
@@ -348,8 +270,9 @@ write_counts(struct db *db, const char *id, const struct job *j, char *err,
 	int ok = o == OUTCOME_SUCCESS;
 	int bad =
 	    o == OUTCOME_FAILURE || o == OUTCOME_TIMEOUT || o == OUTCOME_LOST;
-	const char *p[4] = {
-	    id, ok ? "1" : "0", bad ? "1" : "0", bad ? j->verdict.error : NULL};
+	char error[CV_ERRLEN];
+	const char *p[4] = {id, ok ? "1" : "0", bad ? "1" : "0",
+	    bad ? error_text(j, error) : NULL};
 
 	return db_exec(db, SQL_finish_counts, 4, p, err, errlen) == -1 ? -1 : 0;
 }
@@ -426,14 +349,19 @@ move_schedule(struct db *db, const char *schedule_id, const struct job *j,
 		if (r == 0 && s.deleted)
 			r = drop_if_idle(db, schedule_id, j, err, errlen);
 	} else {
-		int64_t last = CV_NEVER;
+		struct finish_view v = {CV_NEVER, 0};
+		char error[CV_ERRLEN];
+		const struct run_end e = {j->slot, j->repeat, j->attempt,
+		    j->verdict.status, j->verdict.retryable,
+		    error_text(j, error)};
 
 		if (j->attempt == 0 ||
-		    (r = last_recorded(db, s.id, &last, err, errlen)) == 0) {
-			decide(&s, j, last, &ns);
-			if (states == NULL || j->attempt > 0 ||
-			    state_row(states, &s, &ns) == -1)
+		    (r = read_view(db, s.id, &v, err, errlen)) == 0) {
+			decide_finish(&s, &e, &v, &ns);
+			if (states == NULL || j->attempt > 0)
 				r = write_state(db, &s, &ns, err, errlen);
+			else if (state_row(states, &s, &ns) == -1)
+				r = log_errbuf(err, errlen, "out of memory");
 		}
 	}
 	sched_clear(&s);

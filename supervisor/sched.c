@@ -156,7 +156,6 @@ sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
 	    strcmp(db_rows_value(rows, row, SCHED_COL_STATUS), "active") == 0;
 	s->retry_pending =
 	    strcmp(db_rows_value(rows, row, SCHED_COL_RETRY_PENDING), "t") == 0;
-	s->retry_repeat = col_int(rows, row, SCHED_COL_RETRY_REPEAT, 0);
 	s->deleted =
 	    strcmp(db_rows_value(rows, row, SCHED_COL_DELETED), "t") == 0;
 	s->next_run_us = col_int(rows, row, SCHED_COL_NEXT_RUN_US, 0);

@@ -76,6 +76,8 @@ sql "INSERT INTO triggers (schedule_id, requested_by) SELECT id, 'test' FROM sch
 sql "INSERT INTO schedules (name, owner, kind, interval_seconds, current_retry, retry_pending,
 	next_run_at, next_slot_at, target) VALUES ('a-retry', 'tenant-a', 'interval', 3600, 1, true,
 	now(), now() - interval '10 s', '$(exec_target "exit 0")'::jsonb);
+INSERT INTO retries (schedule_id, slot_at, repeat_number, attempt, due_at)
+	SELECT id, next_slot_at, 0, 1, now() FROM schedules WHERE name = 'a-retry';
 INSERT INTO schedules (name, owner, kind, at, next_run_at, next_slot_at, target)
 	VALUES ('a-once', 'tenant-a', 'once', now(), now(), now(), '$(exec_target "exit 0")'::jsonb)" >/dev/null
 sleep 1

@@ -153,7 +153,10 @@ WHERE id = ANY($1::uuid[]);
 
 -- name: api_schedule_resume
 -- $2 and $3 the next_run_at and next_slot_at (epoch seconds with a
--- fraction).
+-- fraction).  The retries a schedule in a retry chain waits for are due
+-- at once (a pending retry runs now).
+WITH due AS (
+    UPDATE retries SET due_at = least(due_at, now()) WHERE schedule_id = $1)
 UPDATE schedules s
 SET status = 'active', next_run_at = to_timestamp($2::float8),
     next_slot_at = to_timestamp($3::float8), updated_at = now()

@@ -55,6 +55,51 @@ SET next_run_at = now() + make_interval(secs => $2::int), last_error = $3,
     updated_at = now()
 WHERE id = $1;
 
+-- columns: claim_retry
+floor(extract(epoch FROM slot_at))::bigint,           -- slot
+(extract(epoch FROM slot_at) * 1000000)::bigint,      -- slot_us
+repeat_number,                                        -- repeat
+attempt,                                              -- attempt
+(extract(epoch FROM due_at) * 1e6)::bigint            -- due_us
+
+-- name: claim_retries
+-- The retries of schedule $1 (locked by the claim) due by $2 (µs, the
+-- claim's now plus claim_ahead_ms), the earliest first: one per slot
+-- whose run failed with retries left (finish.sql), each run as that
+-- slot's next attempt.
+SELECT {{claim_retry}}
+FROM retries
+WHERE schedule_id = $1 AND due_at <= to_timestamp($2::float8 / 1e6)
+ORDER BY due_at, slot_at;
+
+-- name: claim_retry_taken
+-- A retry started: its row goes ($2 its slot_us, compared as an integer:
+-- a time through float8 may come back a microsecond off).
+DELETE FROM retries
+WHERE schedule_id = $1
+  AND (extract(epoch FROM slot_at) * 1000000)::bigint = $2::bigint;
+
+-- name: claim_retry_wait
+-- A retry whose owner is at its limit: due again $3 seconds later, and
+-- the schedule's last_error ($4) says why it waits.
+WITH w AS (
+    UPDATE retries SET due_at = now() + make_interval(secs => $3::int)
+    WHERE schedule_id = $1
+      AND (extract(epoch FROM slot_at) * 1000000)::bigint = $2::bigint)
+UPDATE schedules SET last_error = $4, updated_at = now()
+WHERE id = $1;
+
+-- name: claim_retry_update
+-- A schedule in a retry chain after the claim: $2 runs started, and
+-- next_run_at the earliest retry left (NULL: none waits; the retries in
+-- flight decide what comes next when they end).
+UPDATE schedules
+SET running = running + $2,
+    next_run_at = (SELECT min(due_at) FROM retries WHERE schedule_id = $1),
+    last_run_at = CASE WHEN $2 > 0 THEN now() ELSE last_run_at END,
+    updated_at = now()
+WHERE id = $1;
+
 -- columns: claim_trigger
 t.id,                                        -- id
 t.schedule_id,                               -- schedule

@@ -50,52 +50,56 @@ ORDER BY id
 FOR UPDATE;
 
 -- name: finish_states
--- The new state of schedules that simply move on, for a batch: $1 a JSON
--- array (state_row() in finish.c).  next_run_at is now() + delay when
--- there is a delay (a retry's backoff, anchor: completion), and
--- next_slot_at too with slot_too.
+-- The new state of schedules, one or many: $1 a JSON array (state_row()
+-- in finish.c, what decide_finish() in decide.c said).  next_run_at is
+-- now() + delay when there is a delay (anchor: completion), and
+-- next_slot_at too with slot_too.  A row with queue adds a retry of its
+-- slot (retry_slot, retry_repeat, attempt = retry) due after retry_delay
+-- seconds; with from_retries next_run_at is the earliest retry (the new
+-- one counted: the retries subquery sees the table as it was before this
+-- statement).  A schedule no longer active loses the retries it had.
+-- The error texts are PostgreSQL text already (finish_text()).
+WITH v AS MATERIALIZED (
+    SELECT * FROM json_to_recordset($1::json)
+        AS v(id uuid, status text, repeat bigint, retry bigint,
+             retry_pending boolean, next_slot bigint, next_run bigint,
+             counts_run bigint, counts_error bigint, error text,
+             delay bigint, slot_too boolean, queue boolean,
+             retry_slot bigint, retry_repeat bigint, retry_delay bigint,
+             from_retries boolean)),
+queued AS (
+    INSERT INTO retries (schedule_id, slot_at, repeat_number, attempt,
+                         due_at)
+    SELECT id, to_timestamp(retry_slot::float8 / 1e3), retry_repeat, retry,
+           now() + make_interval(secs => retry_delay)
+    FROM v WHERE queue
+    ON CONFLICT (schedule_id, slot_at) DO UPDATE
+    SET repeat_number = excluded.repeat_number, attempt = excluded.attempt,
+        due_at = excluded.due_at),
+dropped AS (
+    DELETE FROM retries USING v
+    WHERE retries.schedule_id = v.id AND v.status <> 'active')
 UPDATE schedules
 SET status = v.status, current_repeat = v.repeat, current_retry = v.retry,
-    retry_pending = v.retry_pending, retry_repeat = v.retry_repeat,
+    retry_pending = v.retry_pending,
     next_slot_at = CASE WHEN v.slot_too
                         THEN now() + make_interval(secs => v.delay)
                         ELSE to_timestamp(v.next_slot::float8 / 1e3) END,
-    next_run_at = CASE WHEN v.delay IS NULL
-                       THEN to_timestamp(v.next_run::float8 / 1e3)
-                       ELSE now() + make_interval(secs => v.delay) END,
+    next_run_at = CASE
+        WHEN v.from_retries
+        THEN least((SELECT min(r.due_at) FROM retries r
+                    WHERE r.schedule_id = v.id),
+                   CASE WHEN v.queue
+                        THEN now() + make_interval(secs => v.retry_delay)
+                   END)
+        WHEN v.delay IS NULL THEN to_timestamp(v.next_run::float8 / 1e3)
+        ELSE now() + make_interval(secs => v.delay) END,
     run_count = run_count + v.counts_run,
     error_count = error_count + v.counts_error,
     last_error = coalesce(v.error, last_error),
     running = greatest(running - 1, 0), updated_at = now()
-FROM json_to_recordset($1::json)
-    AS v(id uuid, status text, repeat bigint, retry bigint,
-         retry_pending boolean, retry_repeat bigint, next_slot bigint,
-         next_run bigint, counts_run bigint, counts_error bigint,
-         error text, delay bigint, slot_too boolean)
+FROM v
 WHERE schedules.id = v.id;
-
--- name: finish_state
--- finish_states of one schedule, its fields as parameters ($1 the id,
--- then status, repeat, retry, retry_pending, retry_repeat, next_slot,
--- next_run, counts_run, counts_error, error, delay, slot_too).  Not the
--- batch form with one row: the error text (last_error) is the run's
--- verdict as it came, which may not be UTF-8 (a runner's error cut at a
--- byte limit, a garbage frame), and such text cannot travel in JSON
--- (jansson refuses it) while as a parameter PostgreSQL says what is
--- wrong with it.  finish.c writes a state with this statement when its
--- batch row cannot be made.
-UPDATE schedules
-SET status = $2, current_repeat = $3, current_retry = $4,
-    retry_pending = $5, retry_repeat = $6,
-    next_slot_at = CASE WHEN $13 THEN now() + make_interval(secs => $12)
-                        ELSE to_timestamp($7::float8 / 1e3) END,
-    next_run_at = CASE WHEN $12::bigint IS NULL
-                       THEN to_timestamp($8::float8 / 1e3)
-                       ELSE now() + make_interval(secs => $12) END,
-    run_count = run_count + $9, error_count = error_count + $10,
-    last_error = coalesce($11, last_error),
-    running = greatest(running - 1, 0), updated_at = now()
-WHERE id = $1;
 
 -- name: finish_triggered
 -- The end of a triggered run.  It also releases a slot held back because
@@ -131,9 +135,14 @@ SET running = greatest(running - 1, 0), run_count = run_count + $2,
     updated_at = now()
 WHERE id = $1;
 
--- name: finish_last_slot
--- The latest slot with a row of schedule $1 (a run of any attempt, or a
--- slot that did not run), whole seconds; NULL when none.
-SELECT floor(extract(epoch FROM max(slot_at)))::bigint
-FROM runs
-WHERE schedule_id = $1 AND NOT triggered;
+-- name: finish_chain
+-- For the end of a retry of schedule $1: the latest slot with a row (a
+-- run of any attempt, or a slot that did not run), whole seconds, NULL
+-- when none; and the retries of other slots that wait (retries rows) or
+-- run (the run just recorded is no longer `running`).
+SELECT (SELECT floor(extract(epoch FROM max(slot_at)))::bigint
+        FROM runs WHERE schedule_id = $1 AND NOT triggered),
+       (SELECT count(*) FROM retries WHERE schedule_id = $1)
+       + (SELECT count(*) FROM runs
+          WHERE schedule_id = $1 AND status = 'running' AND attempt > 0
+            AND NOT triggered);

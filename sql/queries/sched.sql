@@ -41,7 +41,6 @@ workflow_id,                                         -- workflow
 trigger_node_id,                                     -- node
 status,                                              -- status
 retry_pending,                                       -- retry_pending
-retry_repeat,                                        -- retry_repeat
 deleted_at IS NOT NULL,                              -- deleted
 (extract(epoch FROM next_run_at) * 1e6)::bigint,     -- next_run_us
 owner                                                -- owner
