@@ -30,17 +30,19 @@
 
 #include "cronvisord.h"
 
-#define DB_BACKOFF_MIN  500         /* ms before the first reconnect */
-#define DB_BACKOFF_MAX  30000       /* ms between reconnects at most */
-#define DB_REDO_MAX     5000        /* ms after a failed statement at most */
-#define FENCE_SLACK_MS  1000        /* the runner's kill and reap, in ms */
-#define GATHER_MS       2           /* results gathered into one write, ms */
-#define GATHER_MAX_MS   20          /* and at most that long */
-#define POLL_MS         30000       /* claim at least this often, in ms */
-#define TRIGGER_POLL_MS 250         /* while a trigger request waits, in ms */
-#define TAG_SIGNAL      ((void *)1) /* epoll data of the signalfd */
-#define TAG_TIMER       ((void *)2) /* of the timerfd */
-#define TAG_HELPER      ((void *)4) /* of the runner helper's socket */
+#define DB_BACKOFF_MIN   500         /* ms before the first reconnect */
+#define DB_BACKOFF_MAX   30000       /* ms between reconnects at most */
+#define DB_REDO_MAX      5000        /* ms after a failed statement at most */
+#define FENCE_SLACK_MS   1000        /* the runner's kill and reap, in ms */
+#define GATHER_MS        2           /* results gathered into one write, ms */
+#define GATHER_MAX_MS    20          /* and at most that long */
+#define GATHER_BUSY_MS   100         /* with a backlog, at most that long */
+#define GATHER_BUSY_RUNS 16          /* or until that many wait (busy_runs) */
+#define POLL_MS          30000       /* claim at least this often, in ms */
+#define TRIGGER_POLL_MS  250         /* while a trigger request waits, in ms */
+#define TAG_SIGNAL       ((void *)1) /* epoll data of the signalfd */
+#define TAG_TIMER        ((void *)2) /* of the timerfd */
+#define TAG_HELPER       ((void *)4) /* of the runner helper's socket */
 
 struct supervisor sv;
 
@@ -67,6 +69,19 @@ jobs_live(void)
 }
 
 /*
+ * How many results make a batch under a backlog: GATHER_BUSY_RUNS, and at
+ * most a quarter of max_concurrent_runs (with 4 runs at most, each is
+ * written as it ends: a batch of 16 would never come).
+ */
+static int
+busy_runs(void)
+{
+	int64_t q = sv.cf.max_concurrent_runs / 4;
+
+	return q < 1 ? 1 : q < GATHER_BUSY_RUNS ? (int)q : GATHER_BUSY_RUNS;
+}
+
+/*
  * When the results that wait are to be written (CLOCK_MONOTONIC ms), or
  * INT64_MAX if none waits: once no other run has ended for GATHER_MS, or
  * GATHER_MAX_MS after the first of them ended.  The runs of a burst end
@@ -79,10 +94,12 @@ static int64_t
 jobs_ended(void)
 {
 	int64_t first = INT64_MAX, last = 0;
+	int n = 0;
 
 	for (struct job *j = sv.jobs; j; j = j->next) {
 		if (j->state != JOB_ENDED)
 			continue;
+		n++;
 		if (j->ended_ms < first)
 			first = j->ended_ms;
 		if (j->ended_ms > last)
@@ -90,6 +107,17 @@ jobs_ended(void)
 	}
 	if (first == INT64_MAX)
 		return INT64_MAX;
+	/*
+	 * With a backlog (the last claim took all it could: more is due than
+	 * there is room for), the runs of a burst end one by one, a few ms
+	 * apart, and written as they end each would cost a transaction of
+	 * its own and a claim of one row.  They are gathered into batches
+	 * instead, up to GATHER_BUSY_RUNS or GATHER_BUSY_MS: the slots wait
+	 * in the queue either way, and the database's and this loop's CPU
+	 * goes to the runs.
+	 */
+	if (sv.backlog)
+		return n >= busy_runs() ? first : first + GATHER_BUSY_MS;
 	return last + GATHER_MS < first + GATHER_MAX_MS ? last + GATHER_MS
 	                                                : first + GATHER_MAX_MS;
 }
@@ -232,6 +260,7 @@ claim(void)
 			sv.nfresh++;
 		*tail = sv.fresh;
 		sv.fresh = jobs;
+		sv.backlog = n >= limit;
 		if (n < limit || sv.stopping || sv.fenced)
 			break;
 		if (clock_ms() >= sv.heartbeat_ms) {

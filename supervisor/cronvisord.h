@@ -131,6 +131,7 @@ struct supervisor {
 	struct job *fresh;       /* claimed by a task, runners not forked */
 	int nfresh;              /* entries in fresh */
 	int want_claim;          /* claim at the next turn */
+	int backlog;             /* the last claim took all it could */
 	int want_db;             /* the socket had input between tasks */
 	int want_reload;         /* SIGHUP came: reload between tasks */
 	int stopping;            /* a stop signal came: claim no more */

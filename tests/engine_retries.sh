@@ -15,6 +15,10 @@
 #  2. The same with every attempt failing and max_retries 1: the first
 #     slot's retry fails, the schedule is dead, and the other slot's
 #     waiting retry goes with it (never run, no row left).
+#  3. A run whose error text is cut inside a character (a command path of
+#     150 two-byte characters, "cannot execute …" cut at 255 bytes): its
+#     result and the schedule's last_error are written, the same text,
+#     the cut byte as '?'.
 # Usage: engine_retries.sh CRONVISORD CRONVISORCTL CONNINFO-FILE
 set -u
 prefix=engine_retries
@@ -35,6 +39,10 @@ chains=$(add chains "kind, interval_seconds, overlap, total_repeats, max_retries
 	"'interval', 1, 'allow', 4, 2, 'fixed', 3, '$(exec_target "$(cmd chains "exit 0")")'")
 dead=$(add dead "kind, interval_seconds, overlap, max_retries, backoff, retry_delay_seconds, target" \
 	"'interval', 1, 'allow', 1, 'fixed', 3, '$(exec_target "$(cmd dead "exit 2")")'")
+long=/nonexistent/$(printf 'é%.0s' $(seq 150))
+cut=$(sql "INSERT INTO schedules (name, owner, kind, at, next_run_at, next_slot_at, max_retries, target)
+	VALUES ('cut', 'test', 'once', now(), now(), now(), 0,
+	        '{\"type\":\"exec\",\"argv\":[\"$long\"]$as_root}') RETURNING id")
 
 wait_for 40 "SELECT status = 'done' FROM schedules WHERE id = '$chains'" ||
 	echo "chains: not done within 40 s"
@@ -68,6 +76,12 @@ ok dead-one-retry "$(stamps dead 1 | wc -l)" "1"
 ok dead-first-attempts "$([ "$(stamps dead 0 | wc -l)" -ge 2 ] && echo yes)" "yes"
 ok dead-no-rows-left "$(sql "SELECT count(*) FROM retries WHERE schedule_id = '$dead'")" "0"
 ok dead-rows "$(sql "SELECT count(*) FROM runs WHERE schedule_id = '$dead' AND status = 'running'")" "0"
+
+# 3.
+wait_for 10 "SELECT status = 'dead' FROM schedules WHERE id = '$cut'" ||
+	echo "cut: not dead within 10 s"
+ok cut-run "$(sql "SELECT status || ':' || (error LIKE 'cannot execute /nonexistent/éé%') || ':' || right(error, 1) FROM runs WHERE schedule_id = '$cut'")" "failed:true:?"
+ok cut-last-error "$(sql "SELECT status || ':' || (last_error = (SELECT error FROM runs WHERE schedule_id = '$cut')) FROM schedules WHERE id = '$cut'")" "dead:true"
 
 stop a
 ok stopped "$rc" "0"
