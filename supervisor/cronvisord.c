@@ -34,7 +34,7 @@
 #define DB_BACKOFF_MAX   30000       /* ms between reconnects at most */
 #define DB_REDO_MAX      5000        /* ms after a failed statement at most */
 #define FENCE_SLACK_MS   1000        /* the runner's kill and reap, in ms */
-#define GATHER_MS        2           /* results gathered into one write, ms */
+#define GATHER_MS        5           /* results gathered into one write, ms */
 #define GATHER_MAX_MS    20          /* and at most that long */
 #define GATHER_BUSY_MS   100         /* with a backlog, at most that long */
 #define GATHER_BUSY_RUNS 16          /* or until that many wait (busy_runs) */

@@ -12,9 +12,11 @@
 #     done after 4 successes with no retry left behind.  Before, the
 #     second failure replaced the first one's retry: that slot was never
 #     run again.
-#  2. The same with every attempt failing and max_retries 1: the first
-#     slot's retry fails, the schedule is dead, and the other slot's
-#     waiting retry goes with it (never run, no row left).
+#  2. Every attempt failing, max_retries 1: the first slot's first
+#     attempt fails after 1.2 s, the second slot's (started meanwhile)
+#     after 3 s, so its retry is due 2.8 s after the first slot's; the
+#     first slot's retry fails, the schedule is dead, and the other
+#     slot's waiting retry goes with it (never run, no row left).
 #  3. A run whose error text is cut inside a character (a command path of
 #     150 two-byte characters, "cannot execute …" cut at 255 bytes): its
 #     result and the schedule's last_error are written, the same text,
@@ -27,10 +29,10 @@ prefix=engine_retries
 db_setup || exit 1
 start a
 
-# The command: a stamp, then 1.5 s and a failure for a first attempt;
-# a retry succeeds at once (1.) or fails at once (2., $2 = fail).
+# cmd NAME RETRY [FIRST]: a stamp, then a first attempt fails after 1.5 s
+# (or as the case items FIRST say) and a retry runs RETRY.
 cmd() {
-	echo "echo \$CRONVISOR_RUN_ID \$(date +%s.%N) >> $work/$1.stamps; case \$CRONVISOR_RUN_ID in *-rc0) sleep 1.5; exit 1;; esac; $2"
+	echo "echo \$CRONVISOR_RUN_ID \$(date +%s.%N) >> $work/$1.stamps; case \$CRONVISOR_RUN_ID in ${3:-}*-rc0) sleep 1.5; exit 1;; esac; $2"
 }
 : >"$work/chains.stamps" >"$work/dead.stamps"
 chmod 666 "$work"/*.stamps
@@ -38,7 +40,7 @@ chmod 666 "$work"/*.stamps
 chains=$(add chains "kind, interval_seconds, overlap, total_repeats, max_retries, backoff, retry_delay_seconds, target" \
 	"'interval', 1, 'allow', 4, 2, 'fixed', 3, '$(exec_target "$(cmd chains "exit 0")")'")
 dead=$(add dead "kind, interval_seconds, overlap, max_retries, backoff, retry_delay_seconds, target" \
-	"'interval', 1, 'allow', 1, 'fixed', 3, '$(exec_target "$(cmd dead "exit 2")")'")
+	"'interval', 1, 'allow', 1, 'fixed', 3, '$(exec_target "$(cmd dead "exit 2" "*-n0-rc0) sleep 1.2; exit 1;; *-n[1-9]*-rc0) sleep 3; exit 1;; ")")'")
 long=/nonexistent/$(printf 'é%.0s' $(seq 150))
 cut=$(sql "INSERT INTO schedules (name, owner, kind, at, next_run_at, next_slot_at, max_retries, target)
 	VALUES ('cut', 'test', 'once', now(), now(), now(), 0,
