@@ -124,6 +124,24 @@ int runs_of_schedule(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int runs_get(struct request *rq, struct response *rs, char *err, size_t errlen);
 
+/* executions.c */
+const char *api_scope(const struct request *rq);
+int api_list_limit(const char *query, int64_t *limit, struct response *rs);
+int api_query_enum(const char *query, const char *name,
+    const char *const *set, const char *what, char *buf, size_t len,
+    struct response *rs);
+int api_sub_list(struct request *rq, struct response *rs, const char *sql,
+    const char *parent, const char *status, const char *us, const char *id,
+    int64_t limit, const char *key, const char *what, char *err,
+    size_t errlen);
+int executions_list(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int executions_get(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int executions_jobs(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int jobs_get(struct request *rq, struct response *rs, char *err, size_t errlen);
+
 /* health.c */
 int health_get(
     struct request *rq, struct response *rs, char *err, size_t errlen);

@@ -33,6 +33,10 @@ static const struct route route_table[] = {
         0},
     {"GET", "/schedules/{id}/runs", runs_of_schedule, 1, ROLE_VIEWER, 0, 0},
     {"GET", "/runs/{id}", runs_get, 1, ROLE_VIEWER, 0, 0},
+    {"GET", "/executions", executions_list, 1, ROLE_VIEWER, 0, 0},
+    {"GET", "/executions/{id}", executions_get, 1, ROLE_VIEWER, 0, 0},
+    {"GET", "/executions/{id}/jobs", executions_jobs, 1, ROLE_VIEWER, 0, 0},
+    {"GET", "/jobs/{id}", jobs_get, 1, ROLE_VIEWER, 0, 0},
     {"GET", "/health", health_get, 0, ROLE_VIEWER, 0, 1},
 };
 #define ROUTE_COUNT (sizeof(route_table) / sizeof(route_table[0]))

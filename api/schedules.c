@@ -692,7 +692,7 @@ schedules_create(
 	struct schedule_doc d;
 	struct schedule_error e;
 	struct db_rows *rows;
-	int r;
+	int r = 0; /* a check below that answered returns 0 */
 
 	if ((owner = new_owner(rq, rs, obuf, sizeof(obuf))) == NULL ||
 	    need_body(rq, rs) || bad_idem_key(rq->idem_key, rs))

@@ -697,3 +697,41 @@ api_cleanup(void)
 		curl_global_cleanup();
 	api_curl_ready = 0;
 }
+
+/* A list (GET path with q), printed by table; --all pages. */
+int
+api_list_print(const char *path, const struct api_query *q, size_t nq,
+    const char *key, int all, void (*table)(const struct json_t *))
+{
+	json_t *doc;
+	int rc;
+
+	if ((rc = api_list(path, q, nq, key, all, &doc)) != 0)
+		return rc == API_DRY ? CTL_EXIT_OK : CTL_EXIT_FAIL;
+	if (ctl.json) {
+		api_print_json(doc);
+	} else {
+		table(json_object_get(doc, key));
+		if (json_is_string(json_object_get(doc, "next_cursor")))
+			log_info("more %s follow: --all lists them all", key);
+	}
+	json_decref(doc);
+	return CTL_EXIT_OK;
+}
+
+/* One object (GET path) as "key: value" lines in order. */
+int
+api_show_print(const char *path, const char *const *order)
+{
+	json_t *doc;
+	int rc;
+
+	if ((rc = api_request("GET", path, NULL, 0, NULL, &doc)) != 0)
+		return rc == API_DRY ? CTL_EXIT_OK : CTL_EXIT_FAIL;
+	if (ctl.json)
+		api_print_json(doc);
+	else if (doc != NULL)
+		table_kv(doc, order, stdout);
+	json_decref(doc);
+	return CTL_EXIT_OK;
+}

@@ -28,6 +28,8 @@ static const struct ctl_command commands[] = {
     {"token", token_main},
     {"schedules", schedules_main},
     {"runs", runs_main},
+    {"executions", executions_main},
+    {"jobs", jobs_main},
 };
 
 /* Prints the list of commands. */
@@ -59,9 +61,27 @@ usage(FILE *fp)
 	    "  schedules trigger run a schedule once, now\n"
 	    "  runs list         list the runs of a schedule\n"
 	    "  runs show         show one run\n"
+	    "  executions list   list executions (a slot's run, its jobs)\n"
+	    "  executions show   show one execution, its jobs by status\n"
+	    "  executions jobs   list the jobs of an execution\n"
+	    "  jobs show         show one job and its attempts\n"
 	    "\n" CTL_GLOBAL_USAGE "\n"
 	    "Run 'cronvisorctl COMMAND --help' for a command's options.\n",
 	    fp);
+}
+
+/* An id that can stand in a path as it is; else a usage error. */
+int
+ctl_check_id(const char *id)
+{
+	if (id[0] == '\0' ||
+	    id[strspn(id,
+	        "abcdefghijklmnopqrstuvwxyz"
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	        "0123456789-_.")] != '\0' ||
+	    id[0] == '.')
+		return ctl_usage_error("\"%s\" is not an id", id);
+	return 0;
 }
 
 /*

@@ -58,6 +58,7 @@ extern struct ctl ctl;
 
 /* cronvisorctl.c */
 int ctl_usage_error(const char *fmt, ...) CV_PRINTF(1, 2);
+int ctl_check_id(const char *id);
 int ctl_global_option(int c, const char *arg);
 char *ctl_read_secret(const char *what, const char *path);
 void ctl_argv_secret(const char *opt, const char *instead);
@@ -110,6 +111,9 @@ int api_request(const char *method, const char *path,
 int api_request_json(const char *method, const char *path,
     const struct api_query *query, size_t nquery, const struct json_t *body,
     const char *key, struct json_t **out);
+int api_list_print(const char *path, const struct api_query *q, size_t nq,
+    const char *key, int all, void (*table)(const struct json_t *));
+int api_show_print(const char *path, const char *const *order);
 int api_list(const char *path, const struct api_query *query, size_t nquery,
     const char *key, int all, struct json_t **out);
 int api_request_key(const char *method, const char *path,
@@ -156,5 +160,9 @@ int schedules_main(int argc, char **argv);
 
 /* runs.c: the runs commands of the API */
 int runs_main(int argc, char **argv);
+
+/* executions.c: the executions and jobs commands of the API */
+int executions_main(int argc, char **argv);
+int jobs_main(int argc, char **argv);
 
 #endif

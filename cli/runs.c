@@ -115,59 +115,24 @@ runs_list(const char *id, const char *status, const char *limit, int all)
 {
 	const struct api_query q[] = {{"status", status}, {"limit", limit}};
 	char path[256];
-	json_t *doc;
-	int rc;
 
 	snprintf(path, sizeof(path), "/schedules/%s/runs", id);
-	if ((rc = api_list(path, q, 2, "runs", all, &doc)) != 0)
-		return rc == API_DRY ? CTL_EXIT_OK : CTL_EXIT_FAIL;
-	if (ctl.json) {
-		api_print_json(doc);
-	} else {
-		runs_table(json_object_get(doc, "runs"));
-		if (json_is_string(json_object_get(doc, "next_cursor")))
-			log_info("more runs follow: --all lists them all");
-	}
-	json_decref(doc);
-	return CTL_EXIT_OK;
+	return api_list_print(path, q, 2, "runs", all, runs_table);
 }
 
 /* "runs show RUN_ID": GET /runs/ID. */
 static int
 runs_show(const char *id)
 {
-	static const char *const order[] = {"id", "schedule_id", "status",
-	    "repeat_number", "attempt", "slot_at", "started_at", "finished_at",
-	    "duration_ms", "exit_code", "signal", "http_status", "error",
-	    "note", "cpu_user_ms", "cpu_sys_ms", "max_rss_kb", "supervisor",
-	    "output", NULL};
+	static const char *const order[] = {"id", "schedule_id", "job_id",
+	    "status", "repeat_number", "attempt", "slot_at", "started_at",
+	    "finished_at", "duration_ms", "exit_code", "signal", "http_status",
+	    "error", "note", "cpu_user_ms", "cpu_sys_ms", "max_rss_kb",
+	    "supervisor", "output", NULL};
 	char path[256];
-	json_t *doc;
-	int rc;
 
 	snprintf(path, sizeof(path), "/runs/%s", id);
-	if ((rc = api_request("GET", path, NULL, 0, NULL, &doc)) != 0)
-		return rc == API_DRY ? CTL_EXIT_OK : CTL_EXIT_FAIL;
-	if (ctl.json)
-		api_print_json(doc);
-	else if (doc != NULL)
-		table_kv(doc, order, stdout);
-	json_decref(doc);
-	return CTL_EXIT_OK;
-}
-
-/* An id that can stand in a path as it is; else a usage error. */
-static int
-runs_check_id(const char *id)
-{
-	if (id[0] == '\0' ||
-	    id[strspn(id,
-	        "abcdefghijklmnopqrstuvwxyz"
-	        "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	        "0123456789-_.")] != '\0' ||
-	    id[0] == '.')
-		return ctl_usage_error("\"%s\" is not an id", id);
-	return 0;
+	return api_show_print(path, order);
 }
 
 /* Entry point of "cronvisorctl runs"; argv[0] is "runs". */
@@ -221,7 +186,7 @@ runs_main(int argc, char **argv)
 		ctl_usage_error("runs %s takes one id", list ? "list" : "show");
 		goto usage;
 	}
-	if (runs_check_id(argv[1 + optind]) != 0)
+	if (ctl_check_id(argv[1 + optind]) != 0)
 		goto usage;
 	return list ? runs_list(argv[1 + optind], status, limit, all)
 	            : runs_show(argv[1 + optind]);

@@ -75,3 +75,91 @@ LANGUAGE sql STABLE AS $$
                'supervisor', (SELECT name FROM supervisors
                               WHERE id = r.supervisor_id))
 $$;
+
+-- A run's job (trigger runs_job, 007): the insert of a run that starts
+-- (not a slot that did not run) finds its job, or makes its execution and
+-- job.  A run given a job_id is an attempt of that job (an agent's,
+-- made first).  A retry of a slot (attempt > 0) is an attempt of the
+-- slot's job; a trigger-now run is an execution of its own.  A run whose
+-- (schedule, slot, attempt) exists already is refused by runs' unique key
+-- (ON CONFLICT DO NOTHING in the claim): it touches no job either.
+CREATE OR REPLACE FUNCTION cronvisor_run_job() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    x uuid;
+    j uuid;
+BEGIN
+    IF NEW.status IN ('skipped', 'missed', 'expired') THEN
+        RETURN NEW;
+    END IF;
+    IF NEW.job_id IS NULL THEN
+        IF NOT NEW.triggered THEN
+            IF EXISTS (SELECT 1 FROM runs
+                       WHERE schedule_id = NEW.schedule_id
+                         AND slot_at = NEW.slot_at
+                         AND attempt = NEW.attempt AND NOT triggered) THEN
+                RETURN NEW;
+            END IF;
+            SELECT id INTO x FROM executions
+            WHERE schedule_id = NEW.schedule_id AND slot_at = NEW.slot_at
+              AND trigger_run IS NULL;
+        END IF;
+        IF x IS NULL THEN
+            INSERT INTO executions (schedule_id, slot_at, trigger_run,
+                                    jobs_created, jobs_enqueued)
+            VALUES (NEW.schedule_id, NEW.slot_at,
+                    CASE WHEN NEW.triggered THEN NEW.id END, 1, 1)
+            RETURNING id INTO x;
+            INSERT INTO jobs (execution_id, schedule_id, status, enqueued_at)
+            VALUES (x, NEW.schedule_id, 'running', now())
+            RETURNING id INTO j;
+            NEW.job_id := j;
+            RETURN NEW;
+        END IF;
+        SELECT id INTO NEW.job_id FROM jobs
+        WHERE execution_id = x AND job_key = '';
+    END IF;
+    IF NEW.status = 'running' THEN
+        UPDATE jobs SET status = 'running', finished_at = NULL,
+                        wait_reason = NULL, updated_at = now()
+        WHERE id = NEW.job_id;
+    END IF;
+    RETURN NEW;
+END $$;
+
+-- An executions row as the API returns it (docs/executions.md), with
+-- its jobs counted by status.
+CREATE OR REPLACE FUNCTION cronvisor_execution_json(x executions) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT (to_jsonb(x) - ARRAY['trigger_run'])
+        || jsonb_build_object(
+               'slot_at', cronvisor_time(x.slot_at),
+               'created_at', cronvisor_time(x.created_at),
+               'updated_at', cronvisor_time(x.updated_at),
+               'finished_at', cronvisor_time(x.finished_at),
+               'triggered', x.trigger_run IS NOT NULL)
+$$;
+
+CREATE OR REPLACE FUNCTION cronvisor_execution_counts(x uuid) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+               'pending', count(*) FILTER (WHERE status = 'pending'),
+               'running', count(*) FILTER (WHERE status = 'running'),
+               'completed', count(*) FILTER (WHERE status = 'completed'),
+               'failed', count(*) FILTER (WHERE status = 'failed'))
+    FROM jobs WHERE execution_id = x
+$$;
+
+-- A jobs row as the API returns it; attempts is how many runs it had.
+CREATE OR REPLACE FUNCTION cronvisor_job_json(j jobs) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT (to_jsonb(j) - ARRAY['job_key'])
+        || jsonb_build_object(
+               'job_id', j.id,
+               'enqueued_at', cronvisor_time(j.enqueued_at),
+               'created_at', cronvisor_time(j.created_at),
+               'updated_at', cronvisor_time(j.updated_at),
+               'finished_at', cronvisor_time(j.finished_at),
+               'attempt_count', (SELECT count(*) FROM runs r
+                                 WHERE r.job_id = j.id))
+$$;

@@ -407,6 +407,34 @@ finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
 }
 
 /*
+ * The jobs of the n runs of v, ended by the caller's transaction, and
+ * their executions: finish_jobs, once their schedules moved on (whether a
+ * retry was queued says whether a failed job waits for it).  0, or -1
+ * with err set.
+ */
+static int
+end_jobs(struct db *db, const struct job *const *v, size_t n, char *err,
+    size_t errlen)
+{
+	json_t *ids = json_array();
+	struct db_rows *rows;
+
+	for (size_t i = 0; ids != NULL && i < n; i++)
+		if (json_array_append_new(ids, json_string(v[i]->run_id)) ==
+		    -1) {
+			json_decref(ids);
+			ids = NULL;
+		}
+	if (ids == NULL)
+		return log_errbuf(err, errlen, "out of memory");
+	if ((rows = batch_query(db, SQL_finish_jobs, NULL, ids, err, errlen)) ==
+	    NULL)
+		return -1;
+	db_rows_free(rows);
+	return 0;
+}
+
+/*
  * finish_run_in() in a transaction of its own.  Returns 0 when done or
  * fenced out, or -1 with err set on a database error: nothing was written
  * and the caller keeps the job to try again.
@@ -417,7 +445,8 @@ finish_run(struct db *db, int64_t lease, const struct job *j, int bare,
 {
 	if (db_begin(db, err, errlen) == -1)
 		return -1;
-	if (finish_run_in(db, lease, j, bare, err, errlen) == -1) {
+	if (finish_run_in(db, lease, j, bare, err, errlen) == -1 ||
+	    end_jobs(db, &j, 1, err, errlen) == -1) {
 		db_rollback(db);
 		return -1;
 	}
@@ -558,7 +587,7 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 		    finish_run_in(db, lease, v[i], 0, err, errlen) == -1)
 			goto out;
 	}
-	r = 0;
+	r = end_jobs(db, (const struct job *const *)v, n, err, errlen);
 out:
 	json_decref(arr);
 	json_decref(states);

@@ -212,23 +212,31 @@ END_TEST
 
 START_TEST(test_migrate_newer_refused)
 {
+	/* One version past the newest this build knows. */
+	int future = migrate_list[migrate_count - 1].version + 1;
+	char sql[160], v[16];
+
 	setup();
 	must(tdb,
 	    "CREATE TABLE cronvisor_migrations (version integer "
 	    "PRIMARY KEY, name text NOT NULL, applied_at timestamptz "
 	    "NOT NULL DEFAULT now())");
-	must(tdb, "INSERT INTO cronvisor_migrations VALUES (7, '007_future')");
+	snprintf(sql, sizeof(sql),
+	    "INSERT INTO cronvisor_migrations VALUES (%d, '%03d_future')",
+	    future, future);
+	must(tdb, sql);
 	ck_assert_int_eq(migrate_run(tdb, NULL, NULL, err, sizeof(err)), -1);
 	snprintf(expect, sizeof(expect),
-	    "database schema version 7 is newer than this cronvisor (%d); "
+	    "database schema version %d is newer than this cronvisor (%d); "
 	    "upgrade cronvisor",
-	    migrate_list[migrate_count - 1].version);
+	    future, future - 1);
 	ck_assert_msg(strstr(err, expect), "%s", err);
 	value_is(tdb, "SELECT to_regclass('schedules') IS NULL", "t");
+	snprintf(v, sizeof(v), "%d", future);
 	value_is(tdb,
 	    "SELECT string_agg(version::text, ',') "
 	    "FROM cronvisor_migrations",
-	    "7");
+	    v);
 	teardown();
 }
 END_TEST

@@ -284,3 +284,67 @@ SAVEPOINT write_doc;
 
 -- name: api_savepoint_undo
 ROLLBACK TO SAVEPOINT write_doc;
+
+-- name: api_executions_list
+-- A page of executions (scope $1: an owner, or NULL for all), newest
+-- first, of schedule $2 or of all, with status $3 or any; after the
+-- cursor ($4 created_at in µs since the epoch, $5 the id), $6 rows at
+-- most.
+SELECT cronvisor_execution_json(x)::text,
+       (extract(epoch FROM x.created_at) * 1000000)::bigint, x.id
+FROM executions x JOIN schedules s ON s.id = x.schedule_id
+WHERE s.deleted_at IS NULL AND ($1::text IS NULL OR s.owner = $1)
+  AND ($2::uuid IS NULL OR x.schedule_id = $2)
+  AND ($3::text IS NULL OR x.status = $3)
+  AND ($4::bigint IS NULL
+       OR (x.created_at, x.id) < ('epoch'::timestamptz
+                                  + $4::bigint * interval '1 microsecond',
+                                  $5::uuid))
+ORDER BY x.created_at DESC, x.id DESC
+LIMIT $6;
+
+-- name: api_executions_get
+-- Execution $1, if its schedule is visible to scope $2, with its jobs
+-- counted by status and its schedule's name.
+SELECT (cronvisor_execution_json(x)
+        || jsonb_build_object('jobs', cronvisor_execution_counts(x.id),
+                              'schedule_name', s.name))::text
+FROM executions x JOIN schedules s ON s.id = x.schedule_id
+WHERE x.id = $1 AND s.deleted_at IS NULL
+  AND ($2::text IS NULL OR s.owner = $2);
+
+-- name: api_jobs_list
+-- A page of the jobs of execution $1 (scope $2), oldest first, $3 a
+-- status or NULL; after the cursor ($4 created_at in µs, $5 the id), $6
+-- rows at most.  No row at all is a 404; the execution's one row with
+-- NULLs when it has no job (that matches).
+WITH x AS (
+    SELECT x.id FROM executions x JOIN schedules s ON s.id = x.schedule_id
+    WHERE x.id = $1 AND s.deleted_at IS NULL
+      AND ($2::text IS NULL OR s.owner = $2))
+SELECT cronvisor_job_json(j)::text,
+       (extract(epoch FROM j.created_at) * 1000000)::bigint, j.id
+FROM x
+LEFT JOIN LATERAL (
+    SELECT * FROM jobs j
+    WHERE j.execution_id = x.id
+      AND ($3::text IS NULL OR j.status = $3)
+      AND ($4::bigint IS NULL
+           OR (j.created_at, j.id) > ('epoch'::timestamptz
+                                      + $4::bigint * interval '1 microsecond',
+                                      $5::uuid))
+    ORDER BY j.created_at, j.id
+    LIMIT $6) j ON true
+ORDER BY j.created_at, j.id;
+
+-- name: api_jobs_get
+-- Job $1, if its schedule is visible to scope $2, with its attempts (its
+-- runs, the first first; at most the last 100).
+SELECT (cronvisor_job_json(j)
+        || jsonb_build_object('attempts', coalesce((
+               SELECT jsonb_agg(cronvisor_run_json(r) ORDER BY r.attempt)
+               FROM (SELECT * FROM runs r WHERE r.job_id = j.id
+                     ORDER BY r.attempt DESC LIMIT 100) r), '[]')))::text
+FROM jobs j JOIN schedules s ON s.id = j.schedule_id
+WHERE j.id = $1 AND s.deleted_at IS NULL
+  AND ($2::text IS NULL OR s.owner = $2);

@@ -146,3 +146,71 @@ SELECT (SELECT floor(extract(epoch FROM max(slot_at)))::bigint
        + (SELECT count(*) FROM runs
           WHERE schedule_id = $1 AND status = 'running' AND attempt > 0
             AND NOT triggered);
+
+-- name: finish_jobs
+-- The jobs of the runs $1 (a JSON array of run ids) ended by this
+-- transaction, after their schedules moved on: a job whose run succeeded
+-- is completed; one whose slot has a retry queued (a retries row) waits
+-- for it, pending; any other failed, with the run's error.  Then each
+-- execution of those jobs that has none left pending or running ends:
+-- success when every job completed, failed when none did, partial
+-- otherwise; the errors of its failed jobs are added to its errors.
+WITH r AS MATERIALIZED (
+    SELECT runs.job_id, runs.status, runs.error, runs.http_status,
+           runs.exit_code, runs.finished_at,
+           NOT runs.triggered AND EXISTS (
+               SELECT 1 FROM retries q
+               WHERE q.schedule_id = runs.schedule_id
+                 AND q.slot_at = runs.slot_at) AS again
+    FROM runs
+    WHERE runs.id IN (SELECT value FROM json_array_elements_text($1::json))
+      AND runs.job_id IS NOT NULL AND runs.status <> 'running'),
+j AS (
+    UPDATE jobs
+    SET status = CASE WHEN r.status = 'succeeded' THEN 'completed'
+                      WHEN r.again THEN 'pending' ELSE 'failed' END,
+        result = CASE WHEN r.status = 'succeeded'
+                      THEN jsonb_strip_nulls(jsonb_build_object(
+                               'exit_code', r.exit_code,
+                               'http_status', r.http_status))
+                      ELSE jobs.result END,
+        error = CASE WHEN r.status = 'succeeded' THEN NULL
+                     ELSE jsonb_build_object(
+                              'message', coalesce(r.error, r.status),
+                              'retryable', r.again) END,
+        finished_at = CASE WHEN r.again AND r.status <> 'succeeded' THEN NULL
+                           ELSE r.finished_at END,
+        updated_at = now()
+    FROM r
+    WHERE jobs.id = r.job_id
+    RETURNING jobs.id, jobs.execution_id, jobs.status, jobs.error,
+              jobs.finished_at),
+c AS (
+    -- The other jobs of those executions, as they are, with these as
+    -- they are now.
+    SELECT o.execution_id, o.status, NULL::jsonb AS error, NULL::timestamptz AS at
+    FROM jobs o
+    WHERE o.execution_id IN (SELECT execution_id FROM j)
+      AND o.id NOT IN (SELECT id FROM j)
+    UNION ALL
+    SELECT execution_id, status, CASE WHEN status = 'failed' THEN error END,
+           finished_at
+    FROM j),
+t AS (
+    SELECT execution_id,
+           count(*) FILTER (WHERE status IN ('pending', 'running')) AS open,
+           count(*) FILTER (WHERE status = 'completed') AS ok,
+           count(*) FILTER (WHERE status = 'failed') AS bad,
+           coalesce(jsonb_agg(jsonb_build_object('message', error -> 'message',
+                                                 'at', cronvisor_time(at)))
+                    FILTER (WHERE error IS NOT NULL), '[]') AS errors
+    FROM c GROUP BY execution_id)
+UPDATE executions x
+SET status = CASE WHEN t.open > 0 THEN 'running'
+                  WHEN t.bad = 0 THEN 'success'
+                  WHEN t.ok = 0 THEN 'failed' ELSE 'partial' END,
+    errors = x.errors || t.errors,
+    finished_at = CASE WHEN t.open > 0 THEN NULL ELSE now() END,
+    updated_at = now()
+FROM t
+WHERE x.id = t.execution_id;

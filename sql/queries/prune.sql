@@ -6,7 +6,8 @@
 
 -- name: prune_runs
 -- Every noted schedule ($1, a JSON array of ids) in one statement: up to
--- 1000 finished runs of each, older than its newest history_limit runs.
+-- 1000 finished runs of each, older than its newest history_limit runs,
+-- and as many ended executions, older than its newest history_limit.
 -- Returns the schedules that had that many to delete (more may be left
 -- for the next heartbeat).
 WITH n AS (
@@ -27,8 +28,30 @@ gone AS (
             WHERE r.schedule_id = n.sid AND r.status <> 'running'
               AND (r.created_at, r.id) <= (e.created_at, e.id)
             LIMIT 1000) x)
+    RETURNING schedule_id),
+-- The same for executions (their jobs go with them): those ended, older
+-- than the newest history_limit.
+xgone AS (
+    DELETE FROM executions
+    WHERE id IN (
+        SELECT x.id
+        FROM n JOIN schedules s ON s.id = n.sid
+        CROSS JOIN LATERAL (
+            SELECT created_at, id FROM executions
+            WHERE schedule_id = n.sid
+            ORDER BY created_at DESC, id DESC
+            OFFSET s.history_limit LIMIT 1) e
+        CROSS JOIN LATERAL (
+            SELECT x.id FROM executions x
+            WHERE x.schedule_id = n.sid AND x.status <> 'running'
+              AND (x.created_at, x.id) <= (e.created_at, e.id)
+            LIMIT 1000) x)
     RETURNING schedule_id)
 SELECT schedule_id FROM gone
+GROUP BY schedule_id
+HAVING count(*) >= 1000
+UNION
+SELECT schedule_id FROM xgone
 GROUP BY schedule_id
 HAVING count(*) >= 1000;
 
