@@ -50,6 +50,7 @@ struct request {
 	char *body;               /* NUL-terminated, "" if none */
 	size_t body_len;          /* its length in bytes */
 	const char *idem_key;     /* the Idempotency-Key header, or NULL */
+	const char *authorization; /* the Authorization header, "" if none */
 	struct principal who;     /* the caller (routes that need auth) */
 	int may;                  /* who.role >= the route's min_role */
 	struct db *db;            /* this thread's connection */
@@ -114,6 +115,10 @@ int schedules_batch_delete(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 
 int api_parse_id(const char *seg, char *out);
+struct schedule_error;
+int api_doc_error(struct response *rs, const struct schedule_error *e);
+int api_url_denied(const struct request *rq, const char *url,
+    const char *field, struct response *rs);
 int api_read_cursor(const char *query, char *us, size_t uslen, char *id,
     size_t idlen, int uuid, struct response *rs);
 int api_page(struct response *rs, struct db_rows *rows, int64_t limit,
@@ -130,6 +135,7 @@ int api_list_limit(const char *query, int64_t *limit, struct response *rs);
 int api_query_enum(const char *query, const char *name,
     const char *const *set, const char *what, char *buf, size_t len,
     struct response *rs);
+struct json_t *api_row_item(const char *text);
 int api_sub_list(struct request *rq, struct response *rs, const char *sql,
     const char *parent, const char *status, const char *us, const char *id,
     int64_t limit, const char *key, const char *what, char *err,
@@ -141,6 +147,35 @@ int executions_get(
 int executions_jobs(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int jobs_get(struct request *rq, struct response *rs, char *err, size_t errlen);
+
+/* agents.c */
+int agents_list(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int agents_create(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int agents_get(struct request *rq, struct response *rs, char *err, size_t errlen);
+int agents_update(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int agents_delete(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int agents_versions(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int agents_version_create(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int agents_deploy(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int agents_promote(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int agents_rollback(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int agents_deployments(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int agents_health(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int jobs_complete(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int jobs_heartbeat(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
 
 /* health.c */
 int health_get(

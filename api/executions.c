@@ -73,8 +73,8 @@ api_query_enum(const char *query, const char *name, const char *const *set,
 }
 
 /* One row's JSON text as an object of a list. */
-static json_t *
-row_item(const char *text)
+json_t *
+api_row_item(const char *text)
 {
 	return json_loads(text, 0, NULL);
 }
@@ -110,7 +110,7 @@ api_sub_list(struct request *rq, struct response *rs, const char *sql,
 		return api_json(
 		    rs, 200, json_pack("{s:[], s:n}", key, "next_cursor"));
 	}
-	r = api_page(rs, rows, limit, key, row_item);
+	r = api_page(rs, rows, limit, key, api_row_item);
 	db_rows_free(rows);
 	return r;
 }
@@ -181,7 +181,7 @@ executions_list(
 	rows = db_query(rq->db, SQL_api_executions_list, 6, p, err, errlen);
 	if (rows == NULL)
 		return API_DB_FAILED;
-	r = api_page(rs, rows, limit, "executions", row_item);
+	r = api_page(rs, rows, limit, "executions", api_row_item);
 	db_rows_free(rows);
 	return r;
 }

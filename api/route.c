@@ -37,6 +37,23 @@ static const struct route route_table[] = {
     {"GET", "/executions/{id}", executions_get, 1, ROLE_VIEWER, 0, 0},
     {"GET", "/executions/{id}/jobs", executions_jobs, 1, ROLE_VIEWER, 0, 0},
     {"GET", "/jobs/{id}", jobs_get, 1, ROLE_VIEWER, 0, 0},
+    /* an agent's report: the attempt's callback token, not an API token */
+    {"POST", "/jobs/{id}/complete", jobs_complete, 0, ROLE_VIEWER, 0, 0},
+    {"POST", "/jobs/{id}/heartbeat", jobs_heartbeat, 0, ROLE_VIEWER, 0, 0},
+    {"GET", "/agents", agents_list, 1, ROLE_VIEWER, 0, 0},
+    {"POST", "/agents", agents_create, 1, ROLE_EDITOR, 0, 0},
+    {"GET", "/agents/{id}", agents_get, 1, ROLE_VIEWER, 0, 0},
+    {"PATCH", "/agents/{id}", agents_update, 1, ROLE_EDITOR, 1, 0},
+    {"DELETE", "/agents/{id}", agents_delete, 1, ROLE_EDITOR, 1, 0},
+    {"GET", "/agents/{id}/versions", agents_versions, 1, ROLE_VIEWER, 0, 0},
+    {"POST", "/agents/{id}/versions", agents_version_create, 1, ROLE_EDITOR, 1,
+        0},
+    {"POST", "/agents/{id}/deploy", agents_deploy, 1, ROLE_EDITOR, 1, 0},
+    {"POST", "/agents/{id}/promote", agents_promote, 1, ROLE_EDITOR, 1, 0},
+    {"POST", "/agents/{id}/rollback", agents_rollback, 1, ROLE_EDITOR, 1, 0},
+    {"GET", "/agents/{id}/deployments", agents_deployments, 1, ROLE_VIEWER, 0,
+        0},
+    {"GET", "/agents/{id}/health", agents_health, 1, ROLE_VIEWER, 0, 0},
     {"GET", "/health", health_get, 0, ROLE_VIEWER, 0, 1},
 };
 #define ROUTE_COUNT (sizeof(route_table) / sizeof(route_table[0]))

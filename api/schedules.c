@@ -62,8 +62,8 @@ not_found(struct response *rs)
 }
 
 /* A schedule_error as the response: 400, or 500 for an internal one. */
-static int
-doc_error(struct response *rs, const struct schedule_error *e)
+int
+api_doc_error(struct response *rs, const struct schedule_error *e)
 {
 	if (strcmp(e->code, "internal") == 0)
 		return api_error(rs, 500, "internal", NULL, "%s", e->message);
@@ -351,17 +351,16 @@ no_receiver(
 }
 
 /*
- * An http target whose URL names a host the configured host lists refuse
- * (http_deny_hosts, or outside http_allow_hosts) as it is written; 1
- * after answering 400 naming target.url.  Only the literal host is known
- * here: the runner checks it again, with the addresses it resolves to
- * and every redirect, and has the last word.
+ * A URL (of field) that names a host the configured host lists refuse
+ * (http_deny_hosts, or outside http_allow_hosts) as it is written, or
+ * that leads to the receiver; 1 after answering 400 naming the field.
+ * Only the literal host is known here: the runner checks it again, with
+ * the addresses it resolves to and every redirect, and has the last word.
  */
-static int
-denied_url(
-    const struct request *rq, const struct schedule_doc *d, struct response *rs)
+int
+api_url_denied(const struct request *rq, const char *url, const char *field,
+    struct response *rs)
 {
-	const char *url = json_string_value(json_object_get(d->target, "url"));
 	const char *allow = rq->cf->http_allow_hosts;
 	const char *deny = rq->cf->http_deny_hosts;
 	struct hostlist al, dl;
@@ -369,11 +368,11 @@ denied_url(
 	char host[512], err[CV_ERRLEN];
 	int printable = 1;
 
-	if (d->target_type != SCHEDULE_TARGET_HTTP || url == NULL)
+	if (url == NULL)
 		return 0;
 	/* Events at the receiver come from schedules without a target only. */
 	if (receiver_reaches(rq->cf->receiver_url, url)) {
-		api_error(rs, 400, "invalid_field", "target.url",
+		api_error(rs, 400, "invalid_field", field,
 		    "the URL leads to the receiver (receiver_url), which "
 		    "takes events of schedules without a target only");
 		return 1;
@@ -389,9 +388,88 @@ denied_url(
 		return 0;
 	for (const char *p = host; *p != '\0'; p++)
 		printable &= *p > 0x20 && *p < 0x7f && *p != '"';
-	api_error(rs, 400, "invalid_field", "target.url", "host \"%s\" %s",
+	api_error(rs, 400, "invalid_field", field, "host \"%s\" %s",
 	    printable ? host : "?", hostlist_verdict_text(v));
 	return 1;
+}
+
+/* An http target whose URL api_url_denied() refuses: 1 after the 400. */
+static int
+denied_url(
+    const struct request *rq, const struct schedule_doc *d, struct response *rs)
+{
+	if (d->target_type != SCHEDULE_TARGET_HTTP)
+		return 0;
+	return api_url_denied(rq,
+	    json_string_value(json_object_get(d->target, "url")), "target.url",
+	    rs);
+}
+
+/*
+ * An agent target (docs/agents.md) names an agent of the schedule's owner
+ * that is enabled, and its params satisfy the input schema of the version
+ * deployed in its environment (or the agent's own).  0, 1 after answering
+ * 400 naming the field, or API_DB_FAILED.
+ */
+static int
+agent_refused(struct request *rq, const struct schedule_doc *d,
+    const char *owner, struct response *rs, char *err, size_t errlen)
+{
+	const char *agent, *env;
+	const char *p[3];
+	struct jschema_error je;
+	struct db_rows *rows;
+	json_t *params, *schema = NULL;
+	int r = 0;
+
+	if (d->target_type != SCHEDULE_TARGET_AGENT)
+		return 0;
+	agent = json_string_value(json_object_get(d->target, "agent"));
+	env = json_string_value(json_object_get(d->target, "environment"));
+	p[0] = owner;
+	p[1] = agent;
+	p[2] = env ? env : "production";
+	if ((rows = db_query(rq->db, SQL_agents_target, 3, p, err, errlen)) ==
+	    NULL)
+		return API_DB_FAILED;
+	if (db_rows_count(rows) == 0)
+		r = api_error(rs, 400, "invalid_field", "target.agent",
+		        "owner %s has no agent \"%s\"", owner, agent) == -1
+		    ? -1
+		    : 1;
+	else if (strcmp(db_rows_value(rows, 0, 0), "t") != 0)
+		r = api_error(rs, 400, "invalid_field", "target.agent",
+		        "agent \"%s\" is disabled", agent) == -1
+		    ? -1
+		    : 1;
+	else if (db_rows_value(rows, 0, 1) != NULL &&
+	    (schema = json_loads(db_rows_value(rows, 0, 1), 0, NULL)) != NULL) {
+		params = json_object_get(d->target, "params");
+		if (params == NULL)
+			params = json_object();
+		else
+			json_incref(params);
+		if (jschema_validate(schema, params, &je) == -1) {
+			char field[sizeof(je.path) + 32];
+
+			snprintf(field, sizeof(field), "target.params%s%s",
+			    je.path[0] && je.path[0] != '[' ? "." : "",
+			    je.path);
+			r = api_error(rs, 400, "invalid_field", field,
+			        "%s (the input schema of agent %s%s%s)",
+			        je.message, agent,
+			        db_rows_value(rows, 0, 2) ? " version " : "",
+			        db_rows_value(rows, 0, 2)
+			            ? db_rows_value(rows, 0, 2)
+			            : "") == -1
+			    ? -1
+			    : 1;
+		}
+		json_decref(params);
+		json_decref(schema);
+	}
+	db_rows_free(rows);
+	return r;
 }
 
 /*
@@ -702,11 +780,11 @@ schedules_create(
 	    (r = idem_replay(rq, rs, owner, err, errlen)) != 0)
 		return r == 1 ? 0 : r;
 	if (schedule_parse(rq->body, rq->body_len, &d, &e) == -1)
-		return doc_error(rs, &e);
+		return api_doc_error(rs, &e);
 	/* A new schedule has no stored secret for the mask to keep. */
 	if (keep_secrets(&d, &(struct schedule_doc){0}, &e) == -1) {
 		schedule_clear(&d);
-		return doc_error(rs, &e);
+		return api_doc_error(rs, &e);
 	}
 	if (!(d.present & (1u << SCHEDULE_F_TIMEOUT)))
 		d.timeout_seconds = rq->cf->default_timeout_seconds;
@@ -714,7 +792,8 @@ schedules_create(
 	    no_run_user(rq, &d, owner, rs) || no_receiver(rq, &d, rs) ||
 	    denied_url(rq, &d, rs) ||
 	    first_slot(&d, run, slot, sizeof(run), rs) ||
-	    (r = owner_full(rq, rs, owner, err, errlen)) != 0) {
+	    (r = owner_full(rq, rs, owner, err, errlen)) != 0 ||
+	    (r = agent_refused(rq, &d, owner, rs, err, errlen)) != 0) {
 		schedule_clear(&d);
 		return r == 1 ? 0 : r;
 	}
@@ -1110,7 +1189,7 @@ schedules_update(
 	    keep_secrets(&d, &old, &e) == -1) {
 		json_decref(row);
 		db_rollback(rq->db);
-		r = doc_error(rs, &e);
+		r = api_doc_error(rs, &e);
 		goto out;
 	}
 	/* Back to the default, as a create without it: the configured one. */
@@ -1121,10 +1200,15 @@ schedules_update(
 	        (no_run_user(rq, &d,
 	             json_string_value(json_object_get(row, "owner")), rs) ||
 	            no_receiver(rq, &d, rs) || denied_url(rq, &d, rs))) ||
+	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
+	        (r = agent_refused(rq, &d,
+	             json_string_value(json_object_get(row, "owner")), rs, err,
+	             errlen)) != 0) ||
 	    (revived = terminal_patch(&old, &d,
 	         db_rows_value(rows, 0, API_SCHEDULE_COL_STATUS), rs)) == -1) {
 		json_decref(row);
 		db_rollback(rq->db);
+		r = r == 1 ? 0 : r; /* 1: answered; API_DB_FAILED stays */
 		goto out;
 	}
 	json_decref(row);
@@ -1554,7 +1638,7 @@ schedules_trigger(
 	}
 	if (pl && schedule_json_storable(pl, "payload", &e) == -1) {
 		json_decref(body);
-		return doc_error(rs, &e);
+		return api_doc_error(rs, &e);
 	}
 	if ((r = too_many_triggers(rq, rs, err, errlen)) != 0) {
 		json_decref(body);

@@ -254,6 +254,7 @@ request_handle(struct worker *w, FCGX_Request *fr)
 			    "the database cannot be reached; retry later");
 		} else {
 			authz = FCGX_GetParam("HTTP_AUTHORIZATION", fr->envp);
+			rq.authorization = authz != NULL ? authz : "";
 			rc = route_serve(r, &rq, authz != NULL ? authz : "",
 			    &rs, err, sizeof(err));
 			request_result(w, rc, &rs, err);

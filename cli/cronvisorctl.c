@@ -30,6 +30,7 @@ static const struct ctl_command commands[] = {
     {"runs", runs_main},
     {"executions", executions_main},
     {"jobs", jobs_main},
+    {"agents", agents_main},
 };
 
 /* Prints the list of commands. */
@@ -65,6 +66,18 @@ usage(FILE *fp)
 	    "  executions show   show one execution, its jobs by status\n"
 	    "  executions jobs   list the jobs of an execution\n"
 	    "  jobs show         show one job and its attempts\n"
+	    "  agents list       list agents\n"
+	    "  agents show       show one agent\n"
+	    "  agents create     register an agent from flags or a file\n"
+	    "  agents update     change some fields of an agent\n"
+	    "  agents delete     delete an agent\n"
+	    "  agents versions   list the versions of an agent\n"
+	    "  agents add-version add a version to an agent\n"
+	    "  agents deploy     deploy a version in an environment\n"
+	    "  agents promote    deploy what one environment runs in another\n"
+	    "  agents rollback   go back to an environment's previous version\n"
+	    "  agents deployments show what each environment runs, and the log\n"
+	    "  agents health     show an agent's health and its last probes\n"
 	    "\n" CTL_GLOBAL_USAGE "\n"
 	    "Run 'cronvisorctl COMMAND --help' for a command's options.\n",
 	    fp);

@@ -165,4 +165,7 @@ int runs_main(int argc, char **argv);
 int executions_main(int argc, char **argv);
 int jobs_main(int argc, char **argv);
 
+/* agents.c: the agent registry commands of the API */
+int agents_main(int argc, char **argv);
+
 #endif

@@ -62,6 +62,7 @@ int log_errbuf(char *err, size_t errlen, const char *fmt, ...) CV_PRINTF(3, 4);
 /* text.c: UTF-8 as PostgreSQL takes it. */
 size_t utf8_len(const unsigned char *p, size_t left);
 int utf8_valid(const char *s, size_t len);
+size_t utf8_chars(const char *s);
 size_t text_escape(const char *s, const char *keep, char *out, size_t outlen);
 
 /* io.c: EINTR and short-transfer loops, in one place. */
@@ -244,6 +245,7 @@ enum run_status {
 	RUN_SKIPPED,        /* not run: the previous run still ran */
 	RUN_MISSED,         /* not run: dropped by the catch-up policy */
 	RUN_EXPIRED,        /* not run: past its starting deadline */
+	RUN_WAITING,        /* an agent accepted it (202) and will report */
 };
 #define RUN_ID_MAX 64 /* room for any run id, NUL included */
 const char *run_status_name(enum run_status s);
@@ -272,6 +274,7 @@ struct result {
 	size_t output_len;         /* bytes in output */
 	char *error;               /* error text, NUL-terminated, or NULL */
 	int retryable;             /* 0: a retry cannot help */
+	int64_t retry_after;       /* HTTP Retry-After, seconds; 0: none */
 };
 #define RESULT_FRAME_MAX  (256 * 1024) /* largest payload accepted */
 #define RESULT_OUTPUT_MAX (64 * 1024)  /* longest output tail sent */
@@ -353,6 +356,8 @@ struct config {
 	char *redis_url;             /* redis target default server */
 	char *receiver_url;          /* where target-less schedules POST */
 	char *receiver_secret;       /* signs the receiver's events, "" = no */
+	char *agent_callback_url;    /* the API as agents reach it, "" = none */
+	int64_t max_concurrent_requests; /* agent requests in flight, all */
 	char *supervisor_name;       /* this supervisor's name, "" = host */
 	enum log_level log_level;    /* how much to log */
 	int64_t max_concurrent_runs; /* runs in flight per supervisor */
@@ -482,6 +487,70 @@ int timefmt_parse_ms(
 int timefmt_duration(const char *s, int64_t *out, char *err, size_t errlen);
 
 /*
+ * agent.c: the agent document of the API (docs/agents.md) and its
+ * version document.  Pure; uses the schedule document's errors.
+ */
+struct schedule_error;
+enum agent_auth {
+	AGENT_AUTH_NONE,   /* no credentials */
+	AGENT_AUTH_BEARER, /* Authorization: Bearer <secret> */
+	AGENT_AUTH_BASIC,  /* Authorization: Basic <username:secret> */
+	AGENT_AUTH_HMAC,   /* a signature of the body keyed by the secret */
+};
+#define AGENT_TIMEOUT_DEF         300000 /* ms, the seed's httpClient.timeout */
+#define AGENT_HEALTH_INTERVAL_DEF 60     /* seconds between health probes */
+#define AGENT_URL_MAX             2048   /* characters of an endpoint */
+struct agent_doc {
+	char *agent_id;                  /* the slug */
+	char *name;                      /* 1-200 characters */
+	char *description;               /* at most 10000, NULL = "" */
+	char *endpoint;                  /* http(s) URL */
+	enum agent_auth auth_type;       /* none */
+	char *auth_username;             /* basic only */
+	char *auth_secret;               /* write-only; NULL: none */
+	int64_t timeout_ms;              /* 1 ms to a year, 300000 */
+	int64_t max_concurrent_requests; /* 0: no limit of its own */
+	int64_t heartbeat_seconds;       /* or SCHEDULE_UNSET: none needed */
+	char *health_url;                /* NULL: no probes */
+	int64_t health_interval_seconds; /* 5-86400, 60 */
+	int when_unhealthy_go;           /* 1: jobs go to an unhealthy agent */
+	struct json_t *input_schema;     /* NULL: params are not checked */
+	int enabled;                     /* 1 */
+};
+struct agent_version {
+	char *version;               /* MAJOR.MINOR.PATCH[-pre|+build] */
+	char *endpoint;              /* http(s) URL */
+	char *description;           /* NULL = "" */
+	struct json_t *input_schema; /* NULL: none */
+};
+void agent_init(struct agent_doc *d);
+void agent_clear(struct agent_doc *d);
+int agent_slug_ok(const char *s);
+int agent_version_ok(const char *s);
+int agent_parse(const char *json, size_t len, struct agent_doc *out,
+    struct schedule_error *e);
+int agent_patch(struct agent_doc *d, const char *json, size_t len,
+    struct schedule_error *e);
+int agent_from_row(
+    struct json_t *row, struct agent_doc *d, struct schedule_error *e);
+int agent_schema(struct json_t *v, const char *field, struct json_t **out,
+    struct schedule_error *e);
+struct json_t *agent_columns(const struct agent_doc *d);
+struct json_t *agent_to_json(const struct agent_doc *d);
+int agent_version_parse(const char *json, size_t len,
+    struct agent_version *v, struct schedule_error *e);
+void agent_version_clear(struct agent_version *v);
+struct agent_report {
+	char *status; /* "completed" or "failed"; NULL: a heartbeat */
+	char *result; /* compact JSON, or NULL */
+	char *error;  /* {"message", "retryable"} as compact JSON, or NULL */
+	char *token;  /* the body's callback token, or NULL */
+};
+int agent_report_parse(const char *body, size_t len, int heartbeat,
+    struct agent_report *r, struct schedule_error *e);
+void agent_report_clear(struct agent_report *r);
+
+/*
  * schedule.c: the schedule document of the API (ARCHITECTURE.md), parsed,
  * validated, patched and written back, with what it means for the
  * schedules row.  Pure: no database; jansson for the JSON.
@@ -491,6 +560,7 @@ enum schedule_target {
 	SCHEDULE_TARGET_RECEIVER, /* no target: the configured receiver */
 	SCHEDULE_TARGET_EXEC,     /* a command */
 	SCHEDULE_TARGET_HTTP,     /* an HTTP request */
+	SCHEDULE_TARGET_AGENT,    /* a job for an agent (docs/agents.md) */
 };
 enum schedule_overlap {
 	SCHEDULE_OVERLAP_SKIP,       /* record the slot as skipped */
@@ -526,6 +596,7 @@ enum schedule_field {
 	SCHEDULE_F_PAYLOAD,         /* trigger_payload */
 	SCHEDULE_F_WORKFLOW_ID,     /* workflow_id */
 	SCHEDULE_F_TRIGGER_NODE_ID, /* trigger_node_id */
+	SCHEDULE_F_PRIORITY,        /* priority */
 	SCHEDULE_F_COUNT,           /* number of fields */
 };
 #define SCHEDULE_TIMING_FIELDS                                                 \
@@ -571,6 +642,7 @@ struct schedule_doc {
 	struct json_t *trigger_payload; /* an object, {} by default */
 	char *workflow_id;              /* NULL or text (numbers as text) */
 	char *trigger_node_id;          /* NULL or text */
+	int64_t priority;               /* -1000000-1000000, 0: higher first */
 	uint32_t present; /* bit SCHEDULE_F_x: the input named field x */
 	uint32_t nulled;  /* the same, for the fields a patch set to null */
 };
@@ -579,11 +651,16 @@ struct schedule_error {
 	char message[CV_ERRLEN]; /* for people */
 	char field[128];         /* dotted path, "" for the whole body */
 };
-#define SCHEDULE_PARAMS 27 /* columns schedule_params() fills */
+#define SCHEDULE_PARAMS 28 /* columns schedule_params() fills */
 struct schedule_params {
 	const char *columns[SCHEDULE_PARAMS]; /* schedules column names */
 	char *values[SCHEDULE_PARAMS];        /* text values, NULL = SQL NULL */
 };
+/* The pieces of document parsing that agent.c shares. */
+int doc_fail(struct schedule_error *e, const char *code, const char *field,
+    const char *fmt, ...) CV_PRINTF(4, 5);
+struct json_t *doc_load(const char *json, size_t len, struct schedule_error *e);
+int doc_check_url(struct json_t *v, const char *path, struct schedule_error *e);
 void schedule_init(struct schedule_doc *d);
 void schedule_clear(struct schedule_doc *d);
 int schedule_parse(const char *json, size_t len, struct schedule_doc *out,
@@ -604,5 +681,19 @@ void schedule_params_clear(struct schedule_params *p);
 struct json_t *schedule_to_json(const struct schedule_doc *d);
 struct json_t *schedule_slot_json(
     const struct timing *tm, const struct slot *sl);
+
+/*
+ * jschema.c: JSON Schema (a documented subset of draft 2020-12) over
+ * jansson, for an AI agent's job parameters against its input_schema.
+ * Pure.
+ */
+#define JSCHEMA_DEPTH_MAX 32 /* nesting of a schema or an instance */
+struct jschema_error {
+	char path[256];          /* where: "" the whole, "tickers[3].id" */
+	char message[CV_ERRLEN]; /* what, for people */
+};
+int jschema_check(const struct json_t *schema, struct jschema_error *e);
+int jschema_validate(const struct json_t *schema, const struct json_t *instance,
+    struct jschema_error *e);
 
 #endif /* CRONVISOR_H */

@@ -73,6 +73,8 @@ static const struct field fields[] = {
         "binary data or a string"},
     {"err", FIELD_ERROR, FIELD_NIL, 0, RESULT_ERROR_MAX, 0, "a string or nil"},
     {"rt", FIELD_BOOL, 0, 0, 0, 0, "a boolean"},
+    {"ra", FIELD_INT, FIELD_NIL, 0, 86400, offsetof(struct result, retry_after),
+        "an integer from 0 to 86400, or nil"},
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 

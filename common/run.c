@@ -23,6 +23,7 @@ static const char *const run_names[] = {
     [RUN_SKIPPED] = "skipped",
     [RUN_MISSED] = "missed",
     [RUN_EXPIRED] = "expired",
+    [RUN_WAITING] = "waiting",
 };
 #define RUN_NSTATUS (sizeof(run_names) / sizeof(run_names[0]))
 
@@ -49,8 +50,8 @@ run_status_parse(const char *name, enum run_status *out)
  * The state machine's outcome for a finished run or a slot that did not
  * run.  A crash or a malformed result is the run's failure (the runner is
  * cronvisor's code, but what made it die, such as a memory limit, is the
- * target's); a slot that did not run is skipped.  RUN_RUNNING is not an
- * outcome: asking for it is a broken invariant.
+ * target's); a slot that did not run is skipped.  RUN_RUNNING and
+ * RUN_WAITING are not outcomes: asking for one is a broken invariant.
  */
 enum outcome
 run_status_outcome(enum run_status s)
@@ -73,6 +74,7 @@ run_status_outcome(enum run_status s)
 	case RUN_EXPIRED:
 		return OUTCOME_SKIPPED;
 	case RUN_RUNNING:
+	case RUN_WAITING:
 		break;
 	}
 	fatalx("run_status_outcome: status %d is not an outcome", (int)s);

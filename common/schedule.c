@@ -97,6 +97,7 @@ static const struct field fields[SCHEDULE_F_COUNT] = {
         1},
     {"workflow_id", FT_ID, OFF(workflow_id), 0, 0, 0, NULL, NULL, 1},
     {"trigger_node_id", FT_ID, OFF(trigger_node_id), 0, 0, 0, NULL, NULL, 1},
+    {"priority", FT_INT, OFF(priority), -1000000, 1000000, 0, NULL, NULL, 1},
 };
 
 static const char *const limit_names[] = {
@@ -106,11 +107,8 @@ static const char *const limit_names[] = {
  * Fills *e and returns -1, so that every error path is one statement.
  * A NULL field means the whole body.
  */
-static int fail(struct schedule_error *e, const char *code, const char *field,
-    const char *fmt, ...) CV_PRINTF(4, 5);
-
-static int
-fail(struct schedule_error *e, const char *code, const char *field,
+int
+doc_fail(struct schedule_error *e, const char *code, const char *field,
     const char *fmt, ...)
 {
 	va_list ap;
@@ -141,17 +139,6 @@ static int *
 enum_at(struct schedule_doc *d, const struct field *f)
 {
 	return (int *)((char *)d + f->off);
-}
-
-/* Characters (not bytes) of a valid UTF-8 string, as SQL length() counts. */
-static size_t
-utf8_chars(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
 }
 
 /* Sets field f of d to its default, freeing what it held; 0 or -1 (OOM). */
@@ -302,7 +289,7 @@ schedule_json_storable(
 	snprintf(path, sizeof(path), "%s", field);
 	if (!unstorable(v, path, sizeof(path), strlen(path), 0))
 		return 0;
-	return fail(e, "invalid_field", path[0] == '.' ? path + 1 : path,
+	return doc_fail(e, "invalid_field", path[0] == '.' ? path + 1 : path,
 	    "this number would not come back as it was given (a real of "
 	    "1e17 or more comes back from storage as an integer, one beyond "
 	    "64 bits cannot be read back at all, -0.0 comes back 0): give an "
@@ -354,21 +341,22 @@ decode_text(const struct field *f, json_t *v, struct schedule_doc *d,
 	size_t n;
 
 	if (s == NULL)
-		return fail(e, "invalid_field", f->name, "expected a string");
+		return doc_fail(
+		    e, "invalid_field", f->name, "expected a string");
 	n = utf8_chars(s);
 	if ((int64_t)n < f->lo || (int64_t)n > f->hi)
-		return fail(e, "invalid_field", f->name,
+		return doc_fail(e, "invalid_field", f->name,
 		    "must be %lld to %lld characters long", (long long)f->lo,
 		    (long long)f->hi);
 	/* a description may hold lines; no text may hold terminal controls */
 	keep = f->off == OFF(description) ? "\t\n\r" : NULL;
 	if (text_escape(s, keep, NULL, 0) != strlen(s))
-		return fail(e, "invalid_field", f->name,
+		return doc_fail(e, "invalid_field", f->name,
 		    "must not contain control characters%s",
 		    keep ? " other than tab and line ends" : "");
 	free(*str_at(d, f));
 	if ((*str_at(d, f) = strdup(s)) == NULL)
-		return fail(e, "internal", f->name, "out of memory");
+		return doc_fail(e, "internal", f->name, "out of memory");
 	return 0;
 }
 
@@ -380,10 +368,11 @@ decode_int(const struct field *f, json_t *v, struct schedule_doc *d,
 	json_int_t x;
 
 	if (!json_is_integer(v))
-		return fail(e, "invalid_field", f->name, "expected an integer");
+		return doc_fail(
+		    e, "invalid_field", f->name, "expected an integer");
 	x = json_integer_value(v);
 	if (x < f->lo || x > f->hi)
-		return fail(e, "invalid_field", f->name,
+		return doc_fail(e, "invalid_field", f->name,
 		    f->hi == INT64_MAX ? "must be at least %lld"
 		                       : "must be between %lld and %lld",
 		    (long long)f->lo, (long long)f->hi);
@@ -408,7 +397,7 @@ decode_enum(const struct field *f, json_t *v, struct schedule_doc *d,
 		snprintf(list + strlen(list), sizeof(list) - strlen(list),
 		    "%s\"%s\"", i ? (f->names[i + 1] ? ", " : " or ") : "",
 		    f->names[i]);
-	return fail(e, "invalid_field", f->name, "expected %s", list);
+	return doc_fail(e, "invalid_field", f->name, "expected %s", list);
 }
 
 /* Reads an instant (FT_TIME). */
@@ -420,10 +409,10 @@ decode_time(const struct field *f, json_t *v, struct schedule_doc *d,
 	char err[CV_ERRLEN];
 
 	if (s == NULL)
-		return fail(e, "invalid_field", f->name,
+		return doc_fail(e, "invalid_field", f->name,
 		    "expected an RFC 3339 time string");
 	if (parse_time(s, int_at(d, f), err, sizeof(err)) == -1)
-		return fail(e, "invalid_field", f->name, "%s", err);
+		return doc_fail(e, "invalid_field", f->name, "%s", err);
 	return 0;
 }
 
@@ -441,14 +430,14 @@ decode_id(const struct field *f, json_t *v, struct schedule_doc *d,
 		s = num;
 	}
 	if (s == NULL)
-		return fail(e, "invalid_field", f->name,
+		return doc_fail(e, "invalid_field", f->name,
 		    "expected a string or an integer");
 	if (s[0] == '\0' || utf8_chars(s) > TEXT_ID_MAX)
-		return fail(e, "invalid_field", f->name,
+		return doc_fail(e, "invalid_field", f->name,
 		    "must be 1 to %d characters long", TEXT_ID_MAX);
 	free(*str_at(d, f));
 	if ((*str_at(d, f) = strdup(s)) == NULL)
-		return fail(e, "internal", f->name, "out of memory");
+		return doc_fail(e, "internal", f->name, "out of memory");
 	return 0;
 }
 
@@ -464,7 +453,8 @@ decode_limits(json_t *v, struct schedule_doc *d, struct schedule_error *e)
 	int i;
 
 	if (!json_is_object(v))
-		return fail(e, "invalid_field", "limits", "expected an object");
+		return doc_fail(
+		    e, "invalid_field", "limits", "expected an object");
 	memset(&d->limits, 0, sizeof(d->limits));
 	json_object_foreach(v, k, x)
 	{
@@ -472,12 +462,13 @@ decode_limits(json_t *v, struct schedule_doc *d, struct schedule_error *e)
 		for (i = 0; limit_names[i] && strcmp(k, limit_names[i]); i++)
 			;
 		if (limit_names[i] == NULL)
-			return fail(e, "unknown_field", path, "unknown field");
+			return doc_fail(
+			    e, "unknown_field", path, "unknown field");
 		if (json_is_null(x))
 			continue;
 		if (!json_is_integer(x) || json_integer_value(x) < 1 ||
 		    json_integer_value(x) > LIMIT_MAX)
-			return fail(e, "invalid_field", path,
+			return doc_fail(e, "invalid_field", path,
 			    "expected an integer between 1 and %d", LIMIT_MAX);
 		*slot[i] = json_integer_value(x);
 	}
@@ -489,10 +480,10 @@ static int
 decode_payload(json_t *v, struct schedule_doc *d, struct schedule_error *e)
 {
 	if (!json_is_object(v))
-		return fail(e, "invalid_field", "trigger_payload",
+		return doc_fail(e, "invalid_field", "trigger_payload",
 		    "expected an object");
 	if (!depth_ok(v, PAYLOAD_DEPTH_MAX))
-		return fail(e, "invalid_field", "trigger_payload",
+		return doc_fail(e, "invalid_field", "trigger_payload",
 		    "nested deeper than %d levels", PAYLOAD_DEPTH_MAX);
 	if (schedule_json_storable(v, "trigger_payload", e) == -1)
 		return -1;
@@ -500,7 +491,7 @@ decode_payload(json_t *v, struct schedule_doc *d, struct schedule_error *e)
 	d->trigger_payload = json_deep_copy(v);
 	return d->trigger_payload
 	    ? 0
-	    : fail(e, "internal", "trigger_payload", "out of memory");
+	    : doc_fail(e, "internal", "trigger_payload", "out of memory");
 }
 
 static int check_target(
@@ -519,7 +510,7 @@ decode_target(json_t *v, struct schedule_doc *d, struct schedule_error *e)
 	    schedule_json_storable(v, "target", e) == -1)
 		return -1;
 	if ((copy = json_deep_copy(v)) == NULL)
-		return fail(e, "internal", "target", "out of memory");
+		return doc_fail(e, "internal", "target", "out of memory");
 	/* Optional members given as null are dropped: null is the default. */
 	for (int i = 0; optional[i]; i++)
 		if (json_is_null(json_object_get(copy, optional[i])))
@@ -527,7 +518,7 @@ decode_target(json_t *v, struct schedule_doc *d, struct schedule_error *e)
 	if (type == SCHEDULE_TARGET_HTTP && !json_object_get(copy, "method") &&
 	    json_object_set_new(copy, "method", json_string("POST")) == -1) {
 		json_decref(copy);
-		return fail(e, "internal", "target", "out of memory");
+		return doc_fail(e, "internal", "target", "out of memory");
 	}
 	json_decref(d->target);
 	d->target = copy;
@@ -581,15 +572,16 @@ decode_fields(json_t *root, struct schedule_doc *d, struct schedule_error *e)
 	json_object_foreach(root, k, v)
 	{
 		if ((f = field_find(k)) == NULL)
-			return fail(e, "unknown_field", k, "unknown field");
+			return doc_fail(e, "unknown_field", k, "unknown field");
 		d->present |= 1u << (f - fields);
 		if (!json_is_null(v)) {
 			if (decode_value(f, v, d, e) == -1)
 				return -1;
 		} else if (!f->nullable) {
-			return fail(e, "invalid_field", k, "must not be null");
+			return doc_fail(
+			    e, "invalid_field", k, "must not be null");
 		} else if (reset_field(d, f) == -1) {
-			return fail(e, "internal", k, "out of memory");
+			return doc_fail(e, "internal", k, "out of memory");
 		}
 	}
 	return 0;
@@ -605,7 +597,8 @@ infer_kind(json_t *root, struct schedule_doc *d, struct schedule_error *e)
 	if (json_object_get(root, "kind") != NULL)
 		return 0;
 	if (n != 1)
-		return fail(e, n ? "invalid_field" : "missing_field", "kind",
+		return doc_fail(e, n ? "invalid_field" : "missing_field",
+		    "kind",
 		    n ? "give kind: more than one of interval_seconds, cron "
 		        "and at is set"
 		      : "a schedule needs interval_seconds, cron or at");
@@ -625,27 +618,28 @@ check_kind(const struct schedule_doc *d, struct schedule_error *e)
 	const char *k = kinds[d->kind];
 
 	if (iv && d->interval_seconds == UNSET)
-		return fail(e, "missing_field", "interval_seconds",
+		return doc_fail(e, "missing_field", "interval_seconds",
 		    "required for kind interval");
 	if (cr && d->cron == NULL)
-		return fail(
+		return doc_fail(
 		    e, "missing_field", "cron", "required for kind cron");
 	if (on && d->at == UNSET)
-		return fail(e, "missing_field", "at", "required for kind once");
+		return doc_fail(
+		    e, "missing_field", "at", "required for kind once");
 	if (!iv && d->interval_seconds != UNSET)
-		return fail(e, "invalid_field", "interval_seconds",
+		return doc_fail(e, "invalid_field", "interval_seconds",
 		    "not allowed for kind %s", k);
 	if (!iv && d->anchor_completion)
-		return fail(e, "invalid_field", "anchor",
+		return doc_fail(e, "invalid_field", "anchor",
 		    "completion is only for kind interval");
 	if (!cr && d->cron != NULL)
-		return fail(
+		return doc_fail(
 		    e, "invalid_field", "cron", "not allowed for kind %s", k);
 	if (!on && d->at != UNSET)
-		return fail(
+		return doc_fail(
 		    e, "invalid_field", "at", "not allowed for kind %s", k);
 	if (on && d->start_at != UNSET)
-		return fail(e, "invalid_field", "start_at",
+		return doc_fail(e, "invalid_field", "start_at",
 		    "not allowed for kind once");
 	return 0;
 }
@@ -658,16 +652,16 @@ check_doc(json_t *root, struct schedule_doc *d, struct schedule_error *e)
 	struct cron c;
 
 	if (d->name == NULL)
-		return fail(e, "missing_field", "name", "required");
+		return doc_fail(e, "missing_field", "name", "required");
 	if (d->description == NULL || d->timezone == NULL ||
 	    d->trigger_payload == NULL)
-		return fail(e, "internal", NULL, "out of memory");
+		return doc_fail(e, "internal", NULL, "out of memory");
 	if (infer_kind(root, d, e) == -1 || check_kind(d, e) == -1)
 		return -1;
 	if (d->cron && cron_parse(d->cron, &c, err, sizeof(err)) == -1)
-		return fail(e, "invalid_field", "cron", "%s", err);
+		return doc_fail(e, "invalid_field", "cron", "%s", err);
 	if (tz_get(d->timezone, err, sizeof(err)) == NULL)
-		return fail(e, "invalid_field", "timezone", "%s", err);
+		return doc_fail(e, "invalid_field", "timezone", "%s", err);
 	return 0;
 }
 
@@ -676,15 +670,16 @@ static int
 decode_doc(json_t *root, struct schedule_doc *d, struct schedule_error *e)
 {
 	if (!json_is_object(root))
-		return fail(e, "invalid_json", NULL, "expected a JSON object");
+		return doc_fail(
+		    e, "invalid_json", NULL, "expected a JSON object");
 	if (decode_fields(root, d, e) == -1)
 		return -1;
 	return check_doc(root, d, e);
 }
 
 /* Loads a body strictly: duplicates, garbage and bad UTF-8 are errors. */
-static json_t *
-load(const char *json, size_t len, struct schedule_error *e)
+json_t *
+doc_load(const char *json, size_t len, struct schedule_error *e)
 {
 	json_error_t jerr;
 	json_t *root;
@@ -703,14 +698,14 @@ load(const char *json, size_t len, struct schedule_error *e)
 	         JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, NULL)) &&
 	    unstorable(root, path, sizeof(path), 0, 1)) {
 		json_decref(root);
-		fail(e, "invalid_field", path[0] == '.' ? path + 1 : path,
+		doc_fail(e, "invalid_field", path[0] == '.' ? path + 1 : path,
 		    "%s: numbers must fit in 64 bits (integers) or a double "
 		    "(reals)",
 		    jerr.text);
 		return NULL;
 	}
 	json_decref(root);
-	fail(e, "invalid_json", NULL, "line %d column %d: %s%s", jerr.line,
+	doc_fail(e, "invalid_json", NULL, "line %d column %d: %s%s", jerr.line,
 	    jerr.column, jerr.text,
 	    strstr(jerr.text, "number overflow") || strstr(jerr.text, "too big")
 	        ? " (numbers must fit in 64 bits or a double)"
@@ -732,7 +727,7 @@ schedule_parse(const char *json, size_t len, struct schedule_doc *out,
 	int r;
 
 	schedule_init(out);
-	if ((root = load(json, len, e)) == NULL) {
+	if ((root = doc_load(json, len, e)) == NULL) {
 		schedule_clear(out);
 		return -1;
 	}
@@ -779,18 +774,18 @@ check_map(json_t *v, int headers, const char *path, struct schedule_error *e)
 	json_t *x;
 
 	if (!json_is_object(v))
-		return fail(e, "invalid_field", path, "expected an object");
+		return doc_fail(e, "invalid_field", path, "expected an object");
 	json_object_foreach(v, k, x)
 	{
 		if (headers ? !token_ok(k) : !env_name_ok(k))
-			return fail(e, "invalid_field", path,
+			return doc_fail(e, "invalid_field", path,
 			    "\"%.40s\" is not a valid %s name", k,
 			    headers ? "header" : "variable");
 		if ((s = json_string_value(x)) == NULL)
-			return fail(e, "invalid_field", path,
+			return doc_fail(e, "invalid_field", path,
 			    "\"%.40s\": expected a string", k);
 		if (headers && strpbrk(s, "\r\n"))
-			return fail(e, "invalid_field", path,
+			return doc_fail(e, "invalid_field", path,
 			    "\"%.40s\": CR or LF in a header value", k);
 	}
 	return 0;
@@ -805,37 +800,78 @@ check_argv(json_t *v, const char *path, struct schedule_error *e)
 
 	if (!json_is_array(v) || json_array_size(v) == 0 ||
 	    json_array_size(v) > 4096)
-		return fail(e, "invalid_field", path,
+		return doc_fail(e, "invalid_field", path,
 		    "expected an array of 1 to 4096 strings");
-	json_array_foreach(v, i, x) if (!json_is_string(x)) return fail(
+	json_array_foreach(v, i, x) if (!json_is_string(x)) return doc_fail(
 	    e, "invalid_field", path, "element %zu: expected a string", i);
 	if (json_string_value(json_array_get(v, 0))[0] == '\0')
-		return fail(e, "invalid_field", path, "the command is empty");
+		return doc_fail(
+		    e, "invalid_field", path, "the command is empty");
 	return 0;
 }
 
 /* Checks an http(s) URL with a host and no spaces or control bytes. */
-static int
-check_url(json_t *v, const char *path, struct schedule_error *e)
+int
+doc_check_url(json_t *v, const char *path, struct schedule_error *e)
 {
 	const char *s = json_string_value(v), *h;
 
 	if (s == NULL)
-		return fail(e, "invalid_field", path, "expected a string");
+		return doc_fail(e, "invalid_field", path, "expected a string");
 	if (strncasecmp(s, "http://", 7) == 0)
 		h = s + 7;
 	else if (strncasecmp(s, "https://", 8) == 0)
 		h = s + 8;
 	else
-		return fail(
+		return doc_fail(
 		    e, "invalid_field", path, "expected an http or https URL");
 	if (*h == '\0' || strchr("/?#:@", *h) || strlen(s) > 8192)
-		return fail(e, "invalid_field", path, "the URL has no host");
+		return doc_fail(
+		    e, "invalid_field", path, "the URL has no host");
 	for (; *s; s++)
 		if ((unsigned char)*s <= 0x20 || *s == 0x7f)
-			return fail(e, "invalid_field", path,
+			return doc_fail(e, "invalid_field", path,
 			    "spaces and control characters must be escaped");
 	return 0;
+}
+
+/* Checks one member k (not "type") of an agent target. */
+static int
+check_agent_member(
+    const char *k, json_t *v, const char *path, struct schedule_error *e)
+{
+	static const char *const envs[] = {
+	    "production", "staging", "development", NULL};
+	const char *s = json_string_value(v);
+	int i;
+
+	if (strcmp(k, "agent") == 0)
+		return s && agent_slug_ok(s)
+		    ? 0
+		    : doc_fail(e, "invalid_field", path,
+		          "expected an agent id (a slug: a-z, 0-9 and '-')");
+	if (strcmp(k, "params") == 0)
+		return json_is_object(v) && depth_ok(v, PAYLOAD_DEPTH_MAX)
+		    ? 0
+		    : doc_fail(e, "invalid_field", path,
+		          "expected an object (nested at most %d deep)",
+		          PAYLOAD_DEPTH_MAX);
+	if (strcmp(k, "environment") == 0) {
+		for (i = 0; s && envs[i] && strcmp(envs[i], s); i++)
+			;
+		return s && envs[i] ? 0
+		                    : doc_fail(e, "invalid_field", path,
+		                          "expected \"production\", "
+		                          "\"staging\" or \"development\"");
+	}
+	if (strcmp(k, "timeout_ms") == 0)
+		return json_is_integer(v) && json_integer_value(v) >= 1 &&
+		        json_integer_value(v) <= 31536000000LL
+		    ? 0
+		    : doc_fail(e, "invalid_field", path,
+		          "expected milliseconds from 1 to 31536000000");
+	return doc_fail(
+	    e, "unknown_field", path, "unknown field for an agent target");
 }
 
 /* Checks one member k (not "type") of a target of the given type. */
@@ -846,6 +882,9 @@ check_member(enum schedule_target type, const char *k, json_t *v,
 	const char *s = json_string_value(v);
 	int opt = json_is_null(v);
 
+	if (type == SCHEDULE_TARGET_AGENT)
+		return check_agent_member(k, v, path, e);
+
 	if (type == SCHEDULE_TARGET_EXEC && strcmp(k, "argv") == 0)
 		return check_argv(v, path, e);
 	if (strcmp(k, type == SCHEDULE_TARGET_EXEC ? "env" : "headers") == 0)
@@ -855,23 +894,26 @@ check_member(enum schedule_target type, const char *k, json_t *v,
 	if (type == SCHEDULE_TARGET_EXEC && strcmp(k, "cwd") == 0)
 		return opt || (s && s[0] == '/')
 		    ? 0
-		    : fail(e, "invalid_field", path,
+		    : doc_fail(e, "invalid_field", path,
 		          "expected an absolute path");
 	if (type == SCHEDULE_TARGET_EXEC && strcmp(k, "run_as") == 0)
 		return opt || (s && s[0] && strlen(s) <= 64 && !strchr(s, ':'))
 		    ? 0
-		    : fail(e, "invalid_field", path, "expected a user name");
+		    : doc_fail(
+		          e, "invalid_field", path, "expected a user name");
 	if (type == SCHEDULE_TARGET_HTTP && strcmp(k, "method") == 0)
 		return s && token_ok(s) && strlen(s) <= 16
 		    ? 0
-		    : fail(e, "invalid_field", path, "expected an HTTP method");
+		    : doc_fail(
+		          e, "invalid_field", path, "expected an HTTP method");
 	if (type == SCHEDULE_TARGET_HTTP && strcmp(k, "url") == 0)
-		return check_url(v, path, e);
+		return doc_check_url(v, path, e);
 	if (type == SCHEDULE_TARGET_HTTP && strcmp(k, "body") == 0)
 		return depth_ok(v, PAYLOAD_DEPTH_MAX)
 		    ? 0
-		    : fail(e, "invalid_field", path, "nested too deeply");
-	return fail(e, "unknown_field", path, "unknown field for a%s target",
+		    : doc_fail(e, "invalid_field", path, "nested too deeply");
+	return doc_fail(e, "unknown_field", path,
+	    "unknown field for a%s target",
 	    type == SCHEDULE_TARGET_EXEC ? "n exec" : "n http");
 }
 
@@ -884,14 +926,17 @@ check_target(json_t *t, enum schedule_target *type, struct schedule_error *e)
 	char path[128];
 
 	if (!json_is_object(t))
-		return fail(
+		return doc_fail(
 		    e, "invalid_field", "target", "expected an object or null");
 	if (tv == NULL)
-		return fail(e, "missing_field", "target.type", "required");
-	if (ty == NULL || (strcmp(ty, "exec") && strcmp(ty, "http")))
-		return fail(e, "invalid_field", "target.type",
-		    "expected \"exec\" or \"http\"");
-	*type = ty[0] == 'e' ? SCHEDULE_TARGET_EXEC : SCHEDULE_TARGET_HTTP;
+		return doc_fail(e, "missing_field", "target.type", "required");
+	if (ty == NULL ||
+	    (strcmp(ty, "exec") && strcmp(ty, "http") && strcmp(ty, "agent")))
+		return doc_fail(e, "invalid_field", "target.type",
+		    "expected \"exec\", \"http\" or \"agent\"");
+	*type = ty[0] == 'e' ? SCHEDULE_TARGET_EXEC
+	    : ty[0] == 'h'   ? SCHEDULE_TARGET_HTTP
+	                     : SCHEDULE_TARGET_AGENT;
 	json_object_foreach(t, k, v)
 	{
 		snprintf(path, sizeof(path), "target.%s", k);
@@ -899,9 +944,11 @@ check_target(json_t *t, enum schedule_target *type, struct schedule_error *e)
 			return -1;
 	}
 	if (*type == SCHEDULE_TARGET_EXEC && !json_object_get(t, "argv"))
-		return fail(e, "missing_field", "target.argv", "required");
+		return doc_fail(e, "missing_field", "target.argv", "required");
 	if (*type == SCHEDULE_TARGET_HTTP && !json_object_get(t, "url"))
-		return fail(e, "missing_field", "target.url", "required");
+		return doc_fail(e, "missing_field", "target.url", "required");
+	if (*type == SCHEDULE_TARGET_AGENT && !json_object_get(t, "agent"))
+		return doc_fail(e, "missing_field", "target.agent", "required");
 	return 0;
 }
 
@@ -1008,14 +1055,14 @@ schedule_from_row(
 
 	schedule_init(out);
 	if (doc == NULL || !json_is_object(row)) {
-		fail(e, "internal", NULL, "not a schedules row");
+		doc_fail(e, "internal", NULL, "not a schedules row");
 		goto out;
 	}
 	for (int i = 0; i < SCHEDULE_F_COUNT; i++) {
 		json_t *v = json_object_get(row, fields[i].name);
 
 		if (v && json_object_set(doc, fields[i].name, v) == -1) {
-			fail(e, "internal", NULL, "out of memory");
+			doc_fail(e, "internal", NULL, "out of memory");
 			goto out;
 		}
 	}
@@ -1064,14 +1111,14 @@ schedule_patch(struct schedule_doc *d, const char *json, size_t len,
 	int r = -1;
 
 	schedule_init(&nd);
-	if ((patch = load(json, len, e)) == NULL)
+	if ((patch = doc_load(json, len, e)) == NULL)
 		goto out;
 	if (!json_is_object(patch)) {
-		fail(e, "invalid_json", NULL, "expected a JSON object");
+		doc_fail(e, "invalid_json", NULL, "expected a JSON object");
 		goto out;
 	}
 	if ((merged = schedule_to_json(d)) == NULL) {
-		fail(e, "internal", NULL, "out of memory");
+		doc_fail(e, "internal", NULL, "out of memory");
 		goto out;
 	}
 	drop_old_timing(merged, patch);

@@ -121,3 +121,14 @@ text_escape(const char *s, const char *keep, char *out, size_t outlen)
 		out[w] = '\0';
 	return o;
 }
+
+/* Characters (not bytes) of a valid UTF-8 string, as SQL length() counts. */
+size_t
+utf8_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}

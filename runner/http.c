@@ -376,6 +376,7 @@ http_response(struct http_call *c, struct result *res, char *msg, size_t len)
 {
 	long status = res->http_status;
 	const char *loc = NULL;
+	curl_off_t ra = 0;
 
 	if (status >= 200 && status <= 299) {
 		res->status = RESULT_OK;
@@ -383,6 +384,10 @@ http_response(struct http_call *c, struct result *res, char *msg, size_t len)
 	}
 	res->status = RESULT_FAILED;
 	res->retryable = http_retryable(c);
+	/* Retry-After (seconds or a date), for a 429 or 503 to be honoured. */
+	if (curl_easy_getinfo(c->easy, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK &&
+	    ra > 0)
+		res->retry_after = ra < 86400 ? (int64_t)ra : 86400;
 	(void)curl_easy_getinfo(c->easy, CURLINFO_REDIRECT_URL, &loc);
 	if (status >= 300 && status <= 399 && loc != NULL)
 		snprintf(msg, len,

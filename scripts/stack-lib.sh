@@ -168,7 +168,8 @@ stack_clean_env() {
 
 # stack_write_conf FILE DATABASE-URL PORT SOCKET NAME [EXTRA]: the
 # cronvisor.conf of cronvisord and cronvisor-api: the database, the
-# receiver at nginx's /receiver on PORT, the API on unix socket SOCKET
+# receiver at nginx's /receiver on PORT, agents' reports to the API
+# behind it (agent_callback_url), the API on unix socket SOCKET
 # (0600, the process's group: nginx runs as the same user), supervisor
 # NAME, commands run as cronvisor-run (see stack_run_user), then EXTRA
 # (more "key = value" lines).
@@ -177,6 +178,7 @@ stack_write_conf() {
 		cat <<EOF
 database_url = "$2"
 receiver_url = "http://127.0.0.1:$3/receiver"
+agent_callback_url = "http://127.0.0.1:$3/api/v1"
 supervisor_name = "$5"
 api_listen = "unix:$4"
 api_socket_mode = 0600

@@ -67,11 +67,15 @@ $$;
 -- supervisor is the name of the supervisor that ran it.
 CREATE OR REPLACE FUNCTION cronvisor_run_json(r runs) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
-    SELECT (to_jsonb(r) - ARRAY['supervisor_id', 'pid', 'created_at'])
+    SELECT (to_jsonb(r) - ARRAY['supervisor_id', 'pid', 'created_at',
+                                'callback_hash', 'expires_at'])
         || jsonb_build_object(
                'slot_at', cronvisor_time(r.slot_at),
                'started_at', cronvisor_time(r.started_at),
                'finished_at', cronvisor_time(r.finished_at),
+               'deadline_at', cronvisor_time(r.deadline_at),
+               'heartbeat_at', cronvisor_time(r.heartbeat_at),
+               'reported_at', cronvisor_time(r.reported_at),
                'supervisor', (SELECT name FROM supervisors
                               WHERE id = r.supervisor_id))
 $$;
@@ -163,3 +167,115 @@ LANGUAGE sql STABLE AS $$
                'attempt_count', (SELECT count(*) FROM runs r
                                  WHERE r.job_id = j.id))
 $$;
+
+-- An agents row as the API returns it (docs/agents.md): never its
+-- secret, only whether one is set; its deployed versions by environment.
+CREATE OR REPLACE FUNCTION cronvisor_agent_json(a agents) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'agent_id', a.agent_id, 'owner', a.owner, 'name', a.name,
+        'description', a.description, 'endpoint', a.endpoint,
+        'auth', jsonb_strip_nulls(jsonb_build_object(
+            'type', a.auth_type, 'username', a.auth_username,
+            'secret_set', CASE WHEN a.auth_type <> 'none'
+                               THEN a.auth_secret IS NOT NULL END)),
+        'timeout_ms', a.timeout_ms,
+        'max_concurrent_requests', a.max_concurrent_requests,
+        'heartbeat_seconds', a.heartbeat_seconds,
+        'health', CASE WHEN a.health_url IS NOT NULL THEN jsonb_build_object(
+            'url', a.health_url,
+            'interval_seconds', a.health_interval_seconds,
+            'when_unhealthy', a.when_unhealthy) END,
+        'input_schema', a.input_schema, 'enabled', a.enabled,
+        'healthy', a.healthy, 'health_error', a.health_error,
+        'health_checked_at', cronvisor_time(a.health_checked_at),
+        'deployments', coalesce((
+            SELECT jsonb_object_agg(d.environment, d.version)
+            FROM agent_deployments d
+            WHERE d.owner = a.owner AND d.agent_id = a.agent_id), '{}'),
+        'created_by', a.created_by,
+        'created_at', cronvisor_time(a.created_at),
+        'updated_at', cronvisor_time(a.updated_at))
+$$;
+
+CREATE OR REPLACE FUNCTION cronvisor_agent_version_json(v agent_versions)
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'agent_id', v.agent_id, 'version', v.version,
+        'endpoint', v.endpoint, 'input_schema', v.input_schema,
+        'description', v.description, 'created_by', v.created_by,
+        'created_at', cronvisor_time(v.created_at),
+        'environments', coalesce((
+            SELECT jsonb_agg(d.environment ORDER BY d.environment)
+            FROM agent_deployments d
+            WHERE d.owner = v.owner AND d.agent_id = v.agent_id
+              AND d.version = v.version), '[]'))
+$$;
+
+-- An agent's report on a job (docs/agents.md, "Reporting back"), through
+-- the API or called by the agent itself with a database role that may
+-- EXECUTE only this: p_kind 'complete' (p_status completed or failed,
+-- p_result, p_error {message, retryable}) or 'heartbeat'.  The token is
+-- the attempt's: only its SHA-256 is stored, and a token of an earlier
+-- attempt of the job is refused as superseded.  The answer says what
+-- happened: ok (recorded, the supervisors are woken), duplicate (this
+-- very report was recorded before: nothing changes), unauthorized (no
+-- attempt of the job has this token), superseded (a later attempt
+-- exists), conflict (another report was recorded), ended (the attempt
+-- ended without it: timed out, or stopped).  It runs as its owner (SECURITY
+-- DEFINER) with a fixed search_path.
+CREATE OR REPLACE FUNCTION cronvisor_job_report(p_job uuid, p_token text,
+    p_kind text, p_status text, p_result jsonb, p_error jsonb)
+RETURNS text LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, public AS $$
+DECLARE
+    r runs;
+    latest integer;
+    rep jsonb;
+BEGIN
+    IF p_job IS NULL OR p_token IS NULL OR length(p_token) > 200 THEN
+        RETURN 'unauthorized';
+    END IF;
+    SELECT * INTO r FROM runs
+    WHERE job_id = p_job AND callback_hash = sha256(convert_to(p_token, 'UTF8'))
+    FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN 'unauthorized';
+    END IF;
+    SELECT max(attempt) INTO latest FROM runs WHERE job_id = p_job;
+    IF r.attempt < latest THEN
+        RETURN 'superseded';
+    END IF;
+    IF p_kind = 'heartbeat' THEN
+        IF r.status NOT IN ('running', 'waiting') OR r.reported_at IS NOT NULL THEN
+            RETURN 'ended';
+        END IF;
+        UPDATE runs
+        SET heartbeat_at = now(),
+            expires_at = CASE WHEN status = 'waiting' THEN least(deadline_at,
+                now() + make_interval(secs => coalesce(heartbeat_seconds, 0)))
+                ELSE expires_at END
+        WHERE id = r.id AND heartbeat_seconds IS NOT NULL;
+        RETURN 'ok';
+    END IF;
+    IF p_kind <> 'complete' OR p_status NOT IN ('completed', 'failed') THEN
+        RETURN 'invalid';
+    END IF;
+    rep := jsonb_build_object('status', p_status, 'result', p_result,
+                              'error', p_error);
+    IF r.report IS NOT NULL THEN
+        RETURN CASE WHEN r.report = rep THEN 'duplicate' ELSE 'conflict' END;
+    END IF;
+    IF r.status NOT IN ('running', 'waiting') THEN
+        RETURN 'ended';
+    END IF;
+    -- expires_at = now(): a waiting attempt is taken back at once
+    -- (claim_reports reads the waiting ones in expires_at order).
+    UPDATE runs SET report = rep, reported_at = now(), result = p_result,
+                    expires_at = now()
+    WHERE id = r.id;
+    PERFORM pg_notify('cronvisor_wake', '');
+    RETURN 'ok';
+END $$;
+REVOKE ALL ON FUNCTION cronvisor_job_report(uuid, text, text, text, jsonb,
+    jsonb) FROM PUBLIC;

@@ -261,8 +261,14 @@ add_job(struct claim *cl, const struct sched *s, const char *id, int64_t slot,
 	j->attempt = attempt;
 	j->triggered = triggered;
 	j->fd = -1;
-	if (sched_spec(s, j, cl->cf, &j->sb, &j->spec, j->spawn_error,
-	        sizeof(j->spawn_error)) == -1 &&
+	/*
+	 * An agent's request needs the job that the run's insert makes: its
+	 * spec is made once the claim's runs are in (prepare_agents()).
+	 */
+	if (sched_agent_env(s, j->agent_env, sizeof(j->agent_env)))
+		j->agent = 1;
+	else if (sched_spec(s, j, cl->cf, &j->sb, &j->spec, j->spawn_error,
+	             sizeof(j->spawn_error)) == -1 &&
 	    j->spawn_error[0] == '\0')
 		snprintf(j->spawn_error, sizeof(j->spawn_error),
 		    "the run could not be prepared");
@@ -821,6 +827,140 @@ claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 }
 
 /*
+ * The specs of the agent jobs this claim made, now that their runs are in
+ * (the insert made or found each one's job): one claim_agents for all of
+ * them records each job's agent, version and params and each run's
+ * callback token (hashed) and deadline, and returns what each request
+ * needs (agent.c makes it).  0, or -1 with err set.
+ */
+static int
+prepare_agents(struct claim *cl)
+{
+	char(*tokens)[AGENT_TOKEN_LEN + 1] = NULL;
+	struct db_rows *rows = NULL;
+	json_t *arr = json_array(), *o;
+	struct job *j;
+	int n = 0, k, r = -1;
+
+	for (j = cl->jobs; j != NULL; j = j->next)
+		n += j->agent;
+	if (n == 0 || arr == NULL) {
+		json_decref(arr);
+		return n == 0
+		    ? 0
+		    : log_errbuf(cl->err, cl->errlen, "out of memory");
+	}
+	if ((tokens = calloc((size_t)n, sizeof(*tokens))) == NULL)
+		goto oom;
+	k = 0;
+	for (j = cl->jobs; j != NULL; j = j->next) {
+		if (!j->agent)
+			continue;
+		if (agent_token(tokens[k], sizeof(tokens[k])) == -1) {
+			log_errbuf(cl->err, cl->errlen,
+			    "cannot make a callback token: getrandom failed");
+			goto out;
+		}
+		o = json_pack("{s:s, s:s, s:s}", "run", j->run_id, "token",
+		    tokens[k], "env", j->agent_env);
+		if (o == NULL || json_array_append_new(arr, o) == -1)
+			goto oom;
+		k++;
+	}
+	rows = batch_query(
+	    cl->db, SQL_claim_agents, NULL, arr, cl->err, cl->errlen);
+	arr = NULL;
+	if (rows == NULL)
+		goto out;
+	k = 0;
+	for (j = cl->jobs; j != NULL; j = j->next) {
+		int row, nrows = db_rows_count(rows);
+
+		if (!j->agent)
+			continue;
+		for (row = 0; row < nrows &&
+		     strcmp(db_rows_value(rows, row, CLAIM_AGENT_COL_RUN),
+		         j->run_id) != 0;
+		     row++)
+			;
+		if (row == nrows)
+			snprintf(j->spawn_error, sizeof(j->spawn_error),
+			    "the job of this run cannot be found");
+		else
+			agent_spec(j, rows, row, tokens[k], cl->cf);
+		explicit_bzero(tokens[k], sizeof(tokens[k]));
+		k++;
+	}
+	r = 0;
+	goto out;
+oom:
+	log_errbuf(cl->err, cl->errlen, "out of memory");
+out:
+	if (tokens != NULL)
+		explicit_bzero(tokens, (size_t)n * sizeof(*tokens));
+	free(tokens);
+	json_decref(arr);
+	db_rows_free(rows);
+	return r;
+}
+
+/*
+ * Agent attempts whose report came, or that expired, taken back from
+ * waiting (claim_reports): each becomes a job that ends without a runner
+ * (agent_adopted()), its end written as any run's.  At most ADOPT_MAX per
+ * claim; the rest are due again at once (cronvisord_next_due).  0, or -1.
+ */
+#define ADOPT_MAX 500
+static int
+adopt_reports(struct claim *cl)
+{
+	char lease[24], lim[24];
+	const char *p[2] = {lease, lim};
+	struct db_rows *rows;
+	int n;
+
+	snprintf(lease, sizeof(lease), "%lld", (long long)cl->sv_id);
+	snprintf(lim, sizeof(lim), "%d", ADOPT_MAX);
+	if ((rows = db_query(
+	         cl->db, SQL_claim_reports, 2, p, cl->err, cl->errlen)) == NULL)
+		return -1;
+	n = db_rows_count(rows);
+	for (int i = 0; i < n; i++) {
+		struct job *j = calloc(1, sizeof(*j));
+
+		if (j == NULL ||
+		    (j->name = strdup(db_rows_value(
+		         rows, i, CLAIM_REPORT_COL_NAME))) == NULL) {
+			free(j);
+			db_rows_free(rows);
+			return log_errbuf(cl->err, cl->errlen, "out of memory");
+		}
+		snprintf(j->run_id, sizeof(j->run_id), "%s",
+		    db_rows_value(rows, i, CLAIM_REPORT_COL_ID));
+		snprintf(j->schedule_id, sizeof(j->schedule_id), "%s",
+		    db_rows_value(rows, i, CLAIM_REPORT_COL_SCHEDULE));
+		j->slot = strtoll(
+		    db_rows_value(rows, i, CLAIM_REPORT_COL_SLOT), NULL, 10);
+		j->repeat = strtoll(
+		    db_rows_value(rows, i, CLAIM_REPORT_COL_REPEAT), NULL, 10);
+		j->attempt = strtoll(
+		    db_rows_value(rows, i, CLAIM_REPORT_COL_ATTEMPT), NULL, 10);
+		j->triggered =
+		    strcmp(db_rows_value(rows, i, CLAIM_REPORT_COL_TRIGGERED),
+		        "t") == 0;
+		j->fd = -1;
+		j->agent = 1;
+		agent_adopted(j, rows, i, cl->cf);
+		j->next = cl->jobs;
+		cl->jobs = j;
+	}
+	if (n > 0)
+		log_debug("%d agent attempts taken back from waiting", n);
+	db_rows_free(rows);
+	return 0;
+}
+
+/*
  * Claims, in one transaction, up to `limit` rows: pending trigger-now
  * requests first (they were asked for now), then due schedules.  The runs
  * to start are returned in *jobs (the caller forks them and frees them).
@@ -870,7 +1010,8 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	    (ntrig = claim_triggers(&cl, limit)) == -1 ||
 	    (ntrig < limit &&
 	        (nsched = claim_schedules(&cl, limit - ntrig, ahead, now)) ==
-	            -1))
+	            -1) ||
+	    prepare_agents(&cl) == -1 || adopt_reports(&cl) == -1)
 		goto fail;
 	if (db_commit(db, err, errlen) == -1)
 		goto fail_nocommit;

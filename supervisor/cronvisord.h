@@ -115,6 +115,10 @@ struct job {
 	int asking;                  /* its runner was asked of the helper */
 	struct spawn_ask ask;        /* how, while asking */
 	struct job *ask_next;        /* the next job asking */
+	int agent;                   /* an agent target: spec after insert */
+	char agent_env[16];          /* its environment */
+	char *result;                /* an agent's answer or report (JSON) */
+	int adopted;                 /* taken back from waiting: no runner */
 	struct job *next;            /* list of jobs */
 };
 
@@ -198,6 +202,7 @@ struct run_end {                /* the end of a slot run, as decided */
 	enum run_status status; /* its verdict */
 	int retryable;          /* 0: the retry budget is spent at once */
 	const char *error;      /* why it did not succeed, or "" */
+	int64_t retry_after;    /* s: no retry sooner (HTTP Retry-After) */
 };
 struct finish_view {    /* what finish.c read for a retry's end */
 	int64_t last;   /* the latest slot with a row, or CV_NEVER */
@@ -230,6 +235,16 @@ void decide_claim_end(const struct sched *s, const struct claim_walk *w,
 enum slot_act decide_retry(const struct claim_room *room);
 void decide_finish(const struct sched *s, const struct run_end *e,
     const struct finish_view *v, struct next_state *ns);
+
+/* agent.c: agent targets (docs/agents.md). */
+#define AGENT_TOKEN_LEN 64 /* hex characters of a callback token */
+struct db_rows;
+int agent_token(char *buf, size_t len);
+void agent_spec(struct job *j, const struct db_rows *rows, int row,
+    const char *token, const struct config *cf);
+void agent_outcome(struct job *j);
+void agent_adopted(struct job *j, const struct db_rows *rows, int row,
+    const struct config *cf);
 
 /* batch.c */
 json_t *batch_int(int64_t v, int null);
@@ -291,5 +306,10 @@ int sched_spec(const struct sched *s, const struct job *j,
     char *err, size_t errlen);
 int sched_set_payload(struct sched *s, const char *payload);
 void sched_spec_clear(struct spec_buf *sb);
+int sched_agent_env(const struct sched *s, char *env, size_t len);
+int sched_http_common(const char *owner, const struct config *cf,
+    struct spec_buf *sb, struct run_spec *spec, char *err, size_t errlen);
+int sched_header(
+    struct spec_buf *sb, size_t *n, const char *name, const char *value);
 
 #endif

@@ -210,7 +210,9 @@ decide_finish(const struct sched *s, const struct run_end *e,
 		ns->queue = 1;
 		ns->retry_slot = e->slot;
 		ns->retry_repeat = e->repeat;
-		ns->retry_delay = tr.delay;
+		/* An HTTP Retry-After the target gave: never sooner. */
+		ns->retry_delay =
+		    e->retry_after > tr.delay ? e->retry_after : tr.delay;
 		ns->from_retries = 1;
 		break;
 	case STEP_DONE:

@@ -130,10 +130,14 @@ run_row(const struct job *j, int bare)
 	struct run_cols c;
 	json_t *o = NULL;
 
+	json_t *result =
+	    j->result && !bare ? json_loads(j->result, 0, NULL) : NULL;
+
 	if (run_cols(&c, j, bare) == 0 &&
-	    (o = json_pack("{s:s, s:s, s:s, s:s*}", "id", j->run_id, "status",
-	         c.status, "output", c.output, "error",
-	         c.error[0] ? c.error : NULL)) != NULL) {
+	    (o = json_pack("{s:s, s:s, s:s, s:s*, s:o}", "id", j->run_id,
+	         "status", c.status, "output", c.output, "error",
+	         c.error[0] ? c.error : NULL, "result",
+	         result ? result : json_null())) != NULL) {
 		for (int i = 0; i < NCOLS; i++)
 			if (json_object_set_new(o, col_names[i],
 			        c.set[i] ? json_integer(c.v[i])
@@ -353,7 +357,8 @@ move_schedule(struct db *db, const char *schedule_id, const struct job *j,
 		char error[CV_ERRLEN];
 		const struct run_end e = {j->slot, j->repeat, j->attempt,
 		    j->verdict.status, j->verdict.retryable,
-		    error_text(j, error)};
+		    error_text(j, error),
+		    j->fs == FRAME_OK ? j->res.retry_after : 0};
 
 		if (j->attempt == 0 ||
 		    (r = read_view(db, s.id, &v, err, errlen)) == 0) {
@@ -378,6 +383,35 @@ lease_lost(const struct job *j)
 }
 
 /*
+ * An attempt its agent accepted (202): it waits for the agent's report
+ * without a lease (finish_waiting); its schedule keeps it in flight and
+ * does not move.  1 written, 0 no longer ours, -1 with err set.
+ */
+static int
+write_waiting(
+    struct db *db, int64_t lease, const struct job *j, char *err, size_t errlen)
+{
+	char l[24], st[24], ms[24];
+	char *out = output_text(j->res.output ? j->res.output : "",
+	    j->res.output ? j->res.output_len : 0);
+	const char *p[5] = {num(l, sizeof(l), lease), j->run_id,
+	    num(st, sizeof(st), j->res.http_status),
+	    num(ms, sizeof(ms), j->res.duration_us / 1000), out};
+	struct db_rows *rows;
+	int n;
+
+	if (out == NULL)
+		return log_errbuf(err, errlen, "out of memory");
+	rows = db_query(db, SQL_finish_waiting, 5, p, err, errlen);
+	free(out);
+	if (rows == NULL)
+		return -1;
+	n = db_rows_count(rows) > 0;
+	db_rows_free(rows);
+	return n;
+}
+
+/*
  * Records the end of run j (its verdict decided) and moves its schedule
  * on, inside the caller's transaction, under the lease `lease` (the
  * supervisor id that claimed it); bare leaves out the output and error
@@ -393,6 +427,11 @@ finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
 	char sid[40];
 	int r;
 
+	if (j->verdict.status == RUN_WAITING) {
+		if ((r = write_waiting(db, lease, j, err, errlen)) == 0)
+			lease_lost(j);
+		return r;
+	}
 	if ((r = write_run(db, lease, j, bare, &rows, err, errlen)) <= 0) {
 		if (r == 0)
 			lease_lost(j);
@@ -473,7 +512,8 @@ batch_rows(struct job *const *v, size_t n, char *one)
 	json_t *arr = json_array(), *o;
 
 	for (size_t i = 0; arr != NULL && i < n; i++) {
-		one[i] = !v[i]->triggered && alone(v, n, i) &&
+		one[i] = !v[i]->triggered &&
+		    v[i]->verdict.status != RUN_WAITING && alone(v, n, i) &&
 		    (o = run_row(v[i], 0)) != NULL;
 		if (one[i] && json_array_append_new(arr, o) == -1) {
 			json_decref(arr);

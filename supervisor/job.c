@@ -56,6 +56,7 @@ job_free(struct job *j)
 	result_reader_clear(&j->rd);
 	result_clear(&j->res);
 	free(j->name);
+	free(j->result);
 	free(j);
 }
 
@@ -143,8 +144,13 @@ job_start(struct job *const *v, int n, int epfd, int64_t kill_grace)
 
 	for (int i = 0; i < n && i < SPAWN_MAX; i++) {
 		result_reader_init(&v[i]->rd);
-		result_init(&v[i]->res);
-		if (v[i]->spawn_error[0]) {
+		if (!v[i]->adopted)
+			result_init(&v[i]->res);
+		if (v[i]->adopted) {
+			/* an agent's report: its verdict was made at the claim
+			 */
+			job_ended(v[i]);
+		} else if (v[i]->spawn_error[0]) {
 			job_fail(v[i], RUN_FAILED, 0, v[i]->spawn_error);
 		} else if (spawn_ask(&v[i]->spec, &v[i]->ask) == 0) {
 			/* The helper forks it; its answer comes to the loop. */
@@ -213,6 +219,8 @@ job_check_end(struct job *j)
 		return;
 	outcome_decide(
 	    j->wstatus, j->cause, j->fs, &j->res, j->frame_err, &j->verdict);
+	if (j->agent)
+		agent_outcome(j);
 	/* Cut at a byte limit, the text may end inside a character. */
 	finish_text(j->verdict.error, strlen(j->verdict.error));
 	job_ended(j);

@@ -607,6 +607,56 @@ http_spec(const struct sched *s, const struct job *j, json_t *t,
 	return host_lists(cf, t == NULL, sb, spec, err, errlen);
 }
 
+/*
+ * 1 if s targets an agent, with its environment in env (len bytes;
+ * "production" unless the target names another), else 0.
+ */
+int
+sched_agent_env(const struct sched *s, char *env, size_t len)
+{
+	const char *e;
+	json_t *t, *ty;
+	int agent;
+
+	/* jsonb text: a target of another type never holds "agent". */
+	if (s->target[0] == '\0' || strstr(s->target, "\"agent\"") == NULL ||
+	    (t = json_loads(s->target, 0, NULL)) == NULL)
+		return 0;
+	ty = json_object_get(t, "type");
+	agent =
+	    json_is_string(ty) && strcmp(json_string_value(ty), "agent") == 0;
+	e = json_string_value(json_object_get(t, "environment"));
+	snprintf(env, len, "%s", e ? e : "production");
+	json_decref(t);
+	return agent;
+}
+
+/*
+ * What every HTTP spec of owner's runs needs besides its request: the
+ * user it runs as and the host lists (an agent's request, agent.c).  0,
+ * or -1 with err.
+ */
+int
+sched_http_common(const char *owner, const struct config *cf,
+    struct spec_buf *sb, struct run_spec *spec, char *err, size_t errlen)
+{
+	struct sched s;
+
+	memset(&s, 0, sizeof(s));
+	s.owner = (char *)(owner ? owner : "");
+	if (sched_user(&s, cf, NULL, 0, spec, err, errlen) == -1)
+		return -1;
+	return host_lists(cf, 0, sb, spec, err, errlen);
+}
+
+/* A header "name: value" added to sb->headers (n in use); 0 or -1. */
+int
+sched_header(
+    struct spec_buf *sb, size_t *n, const char *name, const char *value)
+{
+	return vec_add(&sb->headers, n, "%s: %s", name, value);
+}
+
 /* A limit: the schedule's value if it set one, else the default. */
 static int64_t
 limit(json_t *limits, const char *key, int64_t def)

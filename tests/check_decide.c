@@ -297,7 +297,7 @@ finish_case(enum run_status st, int64_t att, int pend, int64_t others,
     int anchor, int rt, int last)
 {
 	struct sched s = sched_of(SCHED_KIND_INTERVAL, SCHEDULE_OVERLAP_ALLOW);
-	const struct run_end e = {T0 + 60, 7, att, st, rt, "boom"};
+	const struct run_end e = {T0 + 60, 7, att, st, rt, "boom", 0};
 	const struct finish_view v = {T0 + 300, others};
 	enum outcome o = run_status_outcome(st);
 	int bad =
@@ -404,7 +404,7 @@ START_TEST(test_finish_buffered)
 {
 	struct sched s =
 	    sched_of(SCHED_KIND_INTERVAL, SCHEDULE_OVERLAP_BUFFER_ONE);
-	struct run_end e = {T0, 0, 0, RUN_SUCCEEDED, 1, ""};
+	struct run_end e = {T0, 0, 0, RUN_SUCCEEDED, 1, "", 0};
 	struct finish_view v = {CV_NEVER, 0};
 	struct next_state ns;
 
@@ -426,6 +426,31 @@ START_TEST(test_finish_buffered)
 END_TEST
 
 /*
+ * An HTTP Retry-After (an agent's 429 or 503) puts the retry no sooner
+ * than it says; a shorter one leaves the backoff's delay.
+ */
+START_TEST(test_finish_retry_after)
+{
+	struct sched s = sched_of(SCHED_KIND_INTERVAL, SCHEDULE_OVERLAP_SKIP);
+	struct run_end e = {T0, 0, 0, RUN_FAILED, 1, "HTTP 429", 30};
+	struct finish_view v = {CV_NEVER, 0};
+	struct next_state ns;
+	int64_t backoff;
+
+	decide_finish(&s, &e, &v, &ns);
+	ck_assert_int_eq(ns.queue, 1);
+	ck_assert_int_eq(ns.retry_delay, 30);
+	e.retry_after = 0;
+	decide_finish(&s, &e, &v, &ns);
+	backoff = ns.retry_delay;
+	ck_assert_int_lt(backoff, 30);
+	e.retry_after = backoff > 1 ? backoff - 1 : 0;
+	decide_finish(&s, &e, &v, &ns);
+	ck_assert_int_eq(ns.retry_delay, backoff);
+}
+END_TEST
+
+/*
  * overlap: allow, runs of slots A and B in flight, both fail.  Each gets a
  * retries row of its own (the first one's is not replaced by the second);
  * A's retry succeeds while B's row waits: the chain goes on; B's retry
@@ -435,8 +460,8 @@ END_TEST
 START_TEST(test_allow_chains)
 {
 	struct sched s = sched_of(SCHED_KIND_INTERVAL, SCHEDULE_OVERLAP_ALLOW);
-	struct run_end a = {T0, 0, 0, RUN_FAILED, 1, "a failed"};
-	struct run_end b = {T0 + 60, 1, 0, RUN_FAILED, 1, "b failed"};
+	struct run_end a = {T0, 0, 0, RUN_FAILED, 1, "a failed", 0};
+	struct run_end b = {T0 + 60, 1, 0, RUN_FAILED, 1, "b failed", 0};
 	struct finish_view v = {CV_NEVER, 0};
 	struct next_state ns;
 
@@ -492,6 +517,7 @@ main(void)
 	tcase_add_test(tc, test_plans);
 	tcase_add_test(tc, test_finish_table);
 	tcase_add_test(tc, test_finish_buffered);
+	tcase_add_test(tc, test_finish_retry_after);
 	tcase_add_test(tc, test_allow_chains);
 	suite_add_tcase(s, tc);
 	return cvtest_run(s);

@@ -77,10 +77,13 @@ check no-such-db 1 'database "no_such_db" does not exist' -- \
 check bad-password 1 'password authentication failed for user "postgres"' -- \
 	"$ctl" db status --database "$base dbname=no_such_db password=hunter2pw"
 lacks bad-password-pw hunter2pw
-sql "$name" "INSERT INTO cronvisor_migrations VALUES (9, '009_future')"
-check newer 1 "database schema version 9 is newer than this cronvisor ($v); upgrade cronvisor" -- \
+# one version past the newest this build knows
+f=$((v + 1))
+fname=$(printf '%03d_future' "$f")
+sql "$name" "INSERT INTO cronvisor_migrations VALUES ($f, '$fname')"
+check newer 1 "database schema version $f is newer than this cronvisor ($v); upgrade cronvisor" -- \
 	"$ctl" db migrate --database "$url"
-check newer-status 1 "009_future                       applied" -- \
+check newer-status 1 "$fname                       applied" -- \
 	"$ctl" db status --database "$url"
 check bad-sub 2 'unknown db command "frob"' -- "$ctl" db frob
 check extra-arg 2 "db migrate takes no arguments" -- \

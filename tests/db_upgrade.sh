@@ -4,8 +4,8 @@
 # the migrations before 007 (psql, one file at a time, as common/migrate.c
 # applies them), a history written the way the supervisor wrote it (a slot
 # that succeeded, a retry chain that ended, one waiting for its retry, a
-# run in flight, a trigger-now run, skipped slots), then 007_executions and
-# functions.sql; every slot that ran must be one execution with one job,
+# run in flight, a trigger-now run, skipped slots), then 007_executions
+# (and the migrations after it) and functions.sql; every slot that ran must be one execution with one job,
 # in the state its runs say, and each run an attempt of it.
 # Usage: db_upgrade.sh CONNINFO-FILE
 set -u
@@ -44,7 +44,11 @@ run t1 '2026-01-01 00:04:30+00' 0 succeeded true
 run t2 '2026-01-01 00:04:30+00' 0 failed true
 sql "INSERT INTO retries (schedule_id, slot_at, repeat_number, attempt, due_at)
 	VALUES ('$s', '2026-01-01 00:03:00+00', 0, 1, now())" >/dev/null
-apply "$sqldir/007_executions.sql" || { echo "db_upgrade: 007 failed"; exit 1; }
+# 007 and every migration after it, then today's functions.sql
+for f in "$sqldir"/0*.sql; do
+	case ${f##*/} in 00[1-6]_*) continue ;; esac
+	apply "$f" || { echo "db_upgrade: $f failed"; exit 1; }
+done
 apply "$sqldir/functions.sql" || { echo "db_upgrade: functions.sql failed"; exit 1; }
 
 # Each slot's execution: status, its job's status, attempts, errors.

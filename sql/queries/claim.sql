@@ -229,3 +229,114 @@ SELECT id FROM ins;
 UPDATE schedules
 SET status = 'dead', next_run_at = NULL, last_error = $2, updated_at = now()
 WHERE id = $1;
+
+-- columns: claim_agent
+w.run,                                               -- run
+w.job_id,                                            -- job
+w.execution_id,                                      -- execution
+w.agent IS NOT NULL,                                 -- found
+coalesce(w.enabled, false),                          -- enabled
+w.version IS NULL OR w.v_endpoint IS NOT NULL,       -- version_found
+w.version,                                           -- version
+CASE WHEN w.version IS NULL THEN w.a_endpoint ELSE w.v_endpoint END, -- endpoint
+w.auth_type,                                         -- auth
+w.auth_username,                                     -- username
+w.auth_secret,                                       -- secret
+(CASE WHEN w.version IS NULL THEN w.a_schema ELSE w.v_schema END)::text, -- schema
+w.timeout_ms,                                        -- timeout_ms
+w.heartbeat_seconds,                                 -- heartbeat
+coalesce(w.target -> 'params', '{}')::text,          -- params
+cronvisor_time(w.deadline),                          -- deadline
+w.schedule_id,                                       -- schedule
+w.attempt,                                           -- attempt
+w.owner                                              -- owner
+
+-- name: claim_agents
+-- The agent attempts this claim inserted, $1 a JSON array of {run, token,
+-- env}: each job gets its agent, its version (the one deployed in env; a
+-- retry keeps the one its first attempt used), its params and priority;
+-- each run the SHA-256 of its callback token, its deadline (its start and
+-- the target's timeout_ms, else the agent's) and the heartbeat it owes.
+-- A first attempt's job is enqueued only once the agent accepts it.  What
+-- the request needs comes back, a row per run (claim.c, agent.c).
+WITH v AS MATERIALIZED (
+    SELECT * FROM json_to_recordset($1::json)
+        AS v(run text, token text, env text)),
+w AS MATERIALIZED (
+    SELECT v.run, v.token, runs.job_id, runs.attempt, runs.schedule_id,
+           s.owner, s.target, s.priority, j.execution_id,
+           a.agent_id AS agent, a.enabled, a.auth_type, a.auth_username,
+           a.auth_secret, a.heartbeat_seconds, a.endpoint AS a_endpoint,
+           a.input_schema AS a_schema,
+           coalesce((s.target ->> 'timeout_ms')::bigint, a.timeout_ms,
+                    300000) AS timeout_ms,
+           coalesce(j.agent_version, d.version) AS version,
+           av.endpoint AS v_endpoint, av.input_schema AS v_schema,
+           greatest(runs.started_at, now())
+           + make_interval(secs => coalesce((s.target ->> 'timeout_ms')::bigint,
+                                            a.timeout_ms, 300000) / 1000.0)
+               AS deadline
+    FROM v
+    JOIN runs ON runs.id = v.run
+    JOIN schedules s ON s.id = runs.schedule_id
+    JOIN jobs j ON j.id = runs.job_id
+    LEFT JOIN agents a
+      ON a.owner = s.owner AND a.agent_id = s.target ->> 'agent'
+    LEFT JOIN agent_deployments d
+      ON d.owner = s.owner AND d.agent_id = s.target ->> 'agent'
+     AND d.environment = v.env
+    LEFT JOIN agent_versions av
+      ON av.owner = s.owner AND av.agent_id = s.target ->> 'agent'
+     AND av.version = coalesce(j.agent_version, d.version)),
+uj AS (
+    UPDATE jobs
+    SET agent_id = w.target ->> 'agent', agent_version = w.version,
+        params = coalesce(w.target -> 'params', '{}'), priority = w.priority,
+        enqueued_at = CASE WHEN w.attempt = 0 THEN NULL
+                           ELSE jobs.enqueued_at END,
+        updated_at = now()
+    FROM w WHERE jobs.id = w.job_id
+    RETURNING jobs.execution_id, w.attempt),
+ux AS (
+    UPDATE executions x
+    SET jobs_enqueued = greatest(x.jobs_enqueued - 1, 0)
+    FROM uj WHERE x.id = uj.execution_id AND uj.attempt = 0),
+ur AS (
+    UPDATE runs
+    SET callback_hash = sha256(convert_to(w.token, 'UTF8')),
+        deadline_at = w.deadline, heartbeat_seconds = w.heartbeat_seconds
+    FROM w WHERE runs.id = w.run)
+SELECT {{claim_agent}} FROM w;
+
+-- columns: claim_report
+r.id,                                                  -- id
+r.schedule_id,                                         -- schedule
+s.name,                                                -- name
+floor(extract(epoch FROM r.slot_at))::bigint,          -- slot
+r.repeat_number,                                       -- repeat
+r.attempt,                                             -- attempt
+r.triggered,                                           -- triggered
+r.report::text,                                        -- report
+r.deadline_at <= now(),                                -- past_deadline
+r.heartbeat_seconds,                                   -- heartbeat
+r.http_status,                                         -- http
+(extract(epoch FROM now() - r.started_at) * 1e6)::bigint  -- duration_us
+
+-- name: claim_reports
+-- Agent attempts waiting for their report (status waiting, no lease)
+-- whose report came (the report sets expires_at to its time) or that
+-- expired (their deadline, or a heartbeat they owed), $2 at most, the
+-- earliest first: taken back under lease $1 (running again), each to end
+-- now as its report says, or timed out, through the path every run's end
+-- takes (finish.c).  SKIP LOCKED: a peer takes the others.
+WITH w AS (
+    SELECT id FROM runs
+    WHERE status = 'waiting' AND expires_at <= now()
+    ORDER BY expires_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED)
+UPDATE runs r
+SET status = 'running', supervisor_id = $1
+FROM w, schedules s
+WHERE r.id = w.id AND s.id = r.schedule_id
+RETURNING {{claim_report}};

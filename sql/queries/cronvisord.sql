@@ -20,12 +20,18 @@ SET enable_seqscan = off; SET enable_bitmapscan = off;
 
 -- name: cronvisord_next_due
 -- The earliest next_run_at, $1 ms (claim_ahead_ms) earlier when nothing
--- of that schedule is in flight (claim.c claims it ahead only then), in
--- epoch ms; and whether trigger-now requests wait.
-SELECT (SELECT ceil(extract(epoch FROM next_run_at) * 1000)::bigint
-               - CASE WHEN running = 0 THEN $1::bigint ELSE 0 END
-        FROM schedules
-        WHERE status = 'active' AND deleted_at IS NULL
-          AND next_run_at IS NOT NULL
-        ORDER BY next_run_at LIMIT 1),
+-- of that schedule is in flight (claim.c claims it ahead only then), or
+-- the earliest time an agent attempt waiting for its report expires (or
+-- its report came: claim_reports), in epoch ms; and whether trigger-now
+-- requests wait.
+SELECT least(
+           (SELECT ceil(extract(epoch FROM next_run_at) * 1000)::bigint
+                   - CASE WHEN running = 0 THEN $1::bigint ELSE 0 END
+            FROM schedules
+            WHERE status = 'active' AND deleted_at IS NULL
+              AND next_run_at IS NOT NULL
+            ORDER BY next_run_at LIMIT 1),
+           (SELECT ceil(extract(epoch FROM expires_at) * 1000)::bigint
+            FROM runs WHERE status = 'waiting'
+            ORDER BY expires_at LIMIT 1)),
        EXISTS (SELECT 1 FROM triggers);

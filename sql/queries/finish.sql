@@ -22,7 +22,7 @@ WITH v AS MATERIALIZED (
         AS v(id text, status text, duration bigint, exit_code integer,
              signal integer, http_status integer, cpu_user bigint,
              cpu_sys bigint, rss bigint, output text, error text,
-             pid integer, ended bigint)),
+             pid integer, ended bigint, result jsonb)),
 r AS (
     UPDATE runs
     SET status = v.status,
@@ -32,7 +32,8 @@ r AS (
         duration_ms = v.duration, exit_code = v.exit_code,
         signal = v.signal, http_status = v.http_status,
         cpu_user_ms = v.cpu_user, cpu_sys_ms = v.cpu_sys,
-        max_rss_kb = v.rss, output = v.output, error = v.error, pid = v.pid
+        max_rss_kb = v.rss, output = v.output, error = v.error, pid = v.pid,
+        result = coalesce(v.result, runs.result)
     FROM v
     WHERE runs.id = v.id AND runs.supervisor_id = $1
       AND runs.status = 'running'
@@ -157,23 +158,28 @@ SELECT (SELECT floor(extract(epoch FROM max(slot_at)))::bigint
 -- otherwise; the errors of its failed jobs are added to its errors.
 WITH r AS MATERIALIZED (
     SELECT runs.job_id, runs.status, runs.error, runs.http_status,
-           runs.exit_code, runs.finished_at,
+           runs.exit_code, runs.finished_at, runs.result,
            NOT runs.triggered AND EXISTS (
                SELECT 1 FROM retries q
                WHERE q.schedule_id = runs.schedule_id
                  AND q.slot_at = runs.slot_at) AS again
     FROM runs
     WHERE runs.id IN (SELECT value FROM json_array_elements_text($1::json))
-      AND runs.job_id IS NOT NULL AND runs.status <> 'running'),
+      AND runs.job_id IS NOT NULL
+      AND runs.status NOT IN ('running', 'waiting')),
 j AS (
     UPDATE jobs
     SET status = CASE WHEN r.status = 'succeeded' THEN 'completed'
                       WHEN r.again THEN 'pending' ELSE 'failed' END,
         result = CASE WHEN r.status = 'succeeded'
-                      THEN jsonb_strip_nulls(jsonb_build_object(
-                               'exit_code', r.exit_code,
-                               'http_status', r.http_status))
+                      THEN coalesce(r.result, jsonb_strip_nulls(
+                               jsonb_build_object(
+                                   'exit_code', r.exit_code,
+                                   'http_status', r.http_status)))
                       ELSE jobs.result END,
+        enqueued_at = CASE WHEN r.status = 'succeeded'
+                           THEN coalesce(jobs.enqueued_at, now())
+                           ELSE jobs.enqueued_at END,
         error = CASE WHEN r.status = 'succeeded' THEN NULL
                      ELSE jsonb_build_object(
                               'message', coalesce(r.error, r.status),
@@ -184,23 +190,25 @@ j AS (
     FROM r
     WHERE jobs.id = r.job_id
     RETURNING jobs.id, jobs.execution_id, jobs.status, jobs.error,
-              jobs.finished_at),
+              jobs.finished_at, jobs.enqueued_at IS NOT NULL AS enqueued),
 c AS (
     -- The other jobs of those executions, as they are, with these as
     -- they are now.
-    SELECT o.execution_id, o.status, NULL::jsonb AS error, NULL::timestamptz AS at
+    SELECT o.execution_id, o.status, NULL::jsonb AS error,
+           NULL::timestamptz AS at, o.enqueued_at IS NOT NULL AS enqueued
     FROM jobs o
     WHERE o.execution_id IN (SELECT execution_id FROM j)
       AND o.id NOT IN (SELECT id FROM j)
     UNION ALL
     SELECT execution_id, status, CASE WHEN status = 'failed' THEN error END,
-           finished_at
+           finished_at, enqueued
     FROM j),
 t AS (
     SELECT execution_id,
            count(*) FILTER (WHERE status IN ('pending', 'running')) AS open,
            count(*) FILTER (WHERE status = 'completed') AS ok,
            count(*) FILTER (WHERE status = 'failed') AS bad,
+           count(*) FILTER (WHERE enqueued) AS enq,
            coalesce(jsonb_agg(jsonb_build_object('message', error -> 'message',
                                                  'at', cronvisor_time(at)))
                     FILTER (WHERE error IS NOT NULL), '[]') AS errors
@@ -209,8 +217,39 @@ UPDATE executions x
 SET status = CASE WHEN t.open > 0 THEN 'running'
                   WHEN t.bad = 0 THEN 'success'
                   WHEN t.ok = 0 THEN 'failed' ELSE 'partial' END,
-    errors = x.errors || t.errors,
+    errors = x.errors || t.errors, jobs_enqueued = t.enq,
     finished_at = CASE WHEN t.open > 0 THEN NULL ELSE now() END,
     updated_at = now()
 FROM t
 WHERE x.id = t.execution_id;
+
+-- name: finish_waiting
+-- Attempt $2 under lease $1 was accepted by its agent (202, $3 the
+-- status, $4 its duration in ms, $5 the answer's text): it waits for the
+-- agent's report without a lease (status waiting: a supervisor that dies
+-- now loses nothing), in flight for its schedule, until it expires at its
+-- deadline or at the heartbeat it owes.  A report that came already (the
+-- agent was quicker than this statement) makes it expire at once.  Its job
+-- is enqueued.  Returns whether it was ours to write.
+WITH r AS (
+    UPDATE runs
+    SET status = 'waiting', http_status = $3, duration_ms = $4, output = $5,
+        expires_at = CASE
+            WHEN reported_at IS NOT NULL THEN reported_at
+            WHEN heartbeat_seconds IS NULL THEN deadline_at
+            ELSE least(deadline_at,
+                       now() + make_interval(secs => heartbeat_seconds)) END
+    WHERE id = $2 AND supervisor_id = $1 AND status = 'running'
+    RETURNING job_id),
+j AS (
+    UPDATE jobs SET enqueued_at = coalesce(enqueued_at, now()),
+                    updated_at = now()
+    FROM r WHERE jobs.id = r.job_id
+    RETURNING jobs.id, jobs.execution_id)
+UPDATE executions x
+SET jobs_enqueued = (SELECT count(*) FROM jobs o
+                     WHERE o.execution_id = x.id AND o.id <> j.id
+                       AND o.enqueued_at IS NOT NULL) + 1,
+    updated_at = now()
+FROM j WHERE x.id = j.execution_id
+RETURNING 1;
