@@ -757,8 +757,8 @@ report_answer(struct response *rs, const char *said)
  * go to cronvisor_job_report(), which checks and records them.
  */
 static int
-report(struct request *rq, struct response *rs, int beat, char *err,
-    size_t errlen)
+report(
+    struct request *rq, struct response *rs, int beat, char *err, size_t errlen)
 {
 	char id[API_ID_LEN + 1], tok[AUTH_TOKEN_MAX + 1];
 	const char *token, *p[6];

@@ -701,7 +701,8 @@ agent_report_parse(const char *body, size_t len, int heartbeat,
 	    schedule_json_storable(v, "result", e) == -1)
 		goto out;
 	if ((r->status = strdup(st)) == NULL ||
-	    (v && (r->result = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)) ==
+	    (v &&
+	        (r->result = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)) ==
 	            NULL) ||
 	    (er && !json_is_null(er) &&
 	        (r->error = json_dumps(er, JSON_COMPACT)) == NULL)) {

@@ -279,3 +279,21 @@ BEGIN
 END $$;
 REVOKE ALL ON FUNCTION cronvisor_job_report(uuid, text, text, text, jsonb,
     jsonb) FROM PUBLIC;
+
+-- Whether agent p_agent of owner p_owner has no request to spare: p_load
+-- requests are in flight in all (claim_due computes it once) and p_max is
+-- the global max_concurrent_requests, or the agent's own limit is
+-- reached, counted from the attempts that run (a supervisor killed with
+-- requests in flight holds them until a peer declares them lost).
+CREATE OR REPLACE FUNCTION cronvisor_agent_full(p_owner text, p_agent text,
+    p_load bigint, p_max bigint) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT p_load >= p_max OR EXISTS (
+        SELECT 1 FROM agents a
+        WHERE a.owner = p_owner AND a.agent_id = p_agent
+          AND a.max_concurrent_requests > 0
+          AND (SELECT count(*) FROM runs r JOIN jobs j ON j.id = r.job_id
+               JOIN schedules s ON s.id = r.schedule_id
+               WHERE r.status = 'running' AND j.agent_id = p_agent
+                 AND s.owner = p_owner) >= a.max_concurrent_requests)
+$$;

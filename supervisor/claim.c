@@ -71,6 +71,19 @@ struct claim {
 	int owners_read;            /* claim_owners was read */
 	const char *owner;          /* owner of the schedule being claimed */
 	int64_t owner_max;          /* runs in flight an owner may have */
+	struct agent_count *agents; /* agent requests in flight, by agent */
+	int nagents;                /* entries in agents */
+	int agents_read;            /* claim_agent_load was read */
+	int64_t requests;           /* agent requests in flight, in all */
+	const char *agent;          /* the claimed schedule's agent, or NULL */
+};
+
+/* Agent requests in flight of one agent (owner and slug), as the claim goes. */
+struct agent_count {
+	char *owner;     /* its owner */
+	char *agent;     /* its agent_id */
+	int64_t running; /* its requests in flight, with the claim's own */
+	int64_t max;     /* its max_concurrent_requests, 0: none */
 };
 
 /* The limit of runs in flight per owner: owner_max_running or its default. */
@@ -137,19 +150,111 @@ owner_slot(struct claim *cl, int64_t **count)
 	return 0;
 }
 
+/* Adds an agent's count to the claim's list; NULL on OOM. */
+static struct agent_count *
+agent_add(struct claim *cl, const char *owner, const char *agent, int64_t n)
+{
+	struct agent_count *v;
+
+	v = realloc(cl->agents, (size_t)(cl->nagents + 1) * sizeof(*v));
+	if (v == NULL)
+		return NULL;
+	cl->agents = v;
+	v += cl->nagents;
+	memset(v, 0, sizeof(*v));
+	if ((v->owner = strdup(owner)) == NULL ||
+	    (v->agent = strdup(agent)) == NULL) {
+		free(v->owner);
+		return NULL;
+	}
+	v->running = n;
+	v->max = -1; /* not read yet */
+	cl->nagents++;
+	return v;
+}
+
+/*
+ * The count of cl->agent (of cl->owner): claim_agent_load, which also
+ * gives the requests in flight in all, is read once per claim, and the
+ * agent's own limit once per agent.  NULL with err set on a database
+ * error or out of memory.
+ */
+static struct agent_count *
+agent_slot(struct claim *cl)
+{
+	const char *p[2] = {cl->owner, cl->agent};
+	struct agent_count *a = NULL;
+	struct db_rows *rows;
+	int n;
+
+	if (!cl->agents_read) {
+		if ((rows = db_query(cl->db, SQL_claim_agent_load, 0, NULL,
+		         cl->err, cl->errlen)) == NULL)
+			return NULL;
+		cl->agents_read = 1;
+		n = db_rows_count(rows);
+		for (int i = 0; i < n; i++) {
+			int64_t c =
+			    strtoll(db_rows_value(rows, i, 2), NULL, 10);
+
+			cl->requests += c;
+			if (agent_add(cl, db_rows_value(rows, i, 0),
+			        db_rows_value(rows, i, 1), c) == NULL) {
+				db_rows_free(rows);
+				log_errbuf(
+				    cl->err, cl->errlen, "out of memory");
+				return NULL;
+			}
+		}
+		db_rows_free(rows);
+	}
+	for (int i = 0; i < cl->nagents && a == NULL; i++)
+		if (strcmp(cl->agents[i].owner, cl->owner) == 0 &&
+		    strcmp(cl->agents[i].agent, cl->agent) == 0)
+			a = &cl->agents[i];
+	if (a == NULL && (a = agent_add(cl, cl->owner, cl->agent, 0)) == NULL) {
+		log_errbuf(cl->err, cl->errlen, "out of memory");
+		return NULL;
+	}
+	if (a->max < 0) {
+		if ((rows = db_query(cl->db, SQL_claim_agent_limit, 2, p,
+		         cl->err, cl->errlen)) == NULL)
+			return NULL;
+		a->max = db_rows_count(rows)
+		    ? strtoll(db_rows_value(rows, 0, 0), NULL, 10)
+		    : 0;
+		db_rows_free(rows);
+	}
+	return a;
+}
+
 /*
  * The room left to the claim and to cl->owner, into *room (the owner's
- * runs in flight are read once per claim).  0, or -1 on a database error.
+ * runs in flight are read once per claim).  For an agent's schedule the
+ * claim's room is also what max_concurrent_requests leave, the global
+ * one and the agent's: a slot held there stays due, and the next claim
+ * passes over it until a request ends (claim_due).  0, or -1 on a
+ * database error.
  */
 static int
 claim_room(struct claim *cl, struct claim_room *room)
 {
-	int64_t *count;
+	struct agent_count *a;
+	int64_t *count, left;
 
 	if (owner_slot(cl, &count) == -1)
 		return -1;
 	room->runs = cl->limit - cl->njobs;
 	room->owner = cl->owner_max - *count;
+	if (cl->agent == NULL)
+		return 0;
+	if ((a = agent_slot(cl)) == NULL)
+		return -1;
+	left = cl->cf->max_concurrent_requests - cl->requests;
+	if (a->max > 0 && a->max - a->running < left)
+		left = a->max - a->running;
+	if (left < room->runs)
+		room->runs = left;
 	return 0;
 }
 
@@ -164,25 +269,40 @@ owner_note(const struct claim *cl, char *note, size_t len)
 	return note;
 }
 
-/* Counts n more runs in flight for cl->owner; -1 as owner_slot(). */
+/*
+ * Counts n more runs in flight for cl->owner, and requests for cl->agent;
+ * -1 as owner_slot().
+ */
 static int
 owner_took(struct claim *cl, int64_t n)
 {
+	struct agent_count *a;
 	int64_t *count;
 
 	if (owner_slot(cl, &count) == -1)
 		return -1;
 	*count += n;
+	if (cl->agent != NULL) {
+		if ((a = agent_slot(cl)) == NULL)
+			return -1;
+		a->running += n;
+		cl->requests += n;
+	}
 	return 0;
 }
 
-/* Frees the claim's list of owners. */
+/* Frees the claim's lists of owners and agents. */
 static void
 owners_free(struct claim *cl)
 {
 	for (int i = 0; i < cl->nowners; i++)
 		free(cl->owners[i].owner);
 	free(cl->owners);
+	for (int i = 0; i < cl->nagents; i++) {
+		free(cl->agents[i].owner);
+		free(cl->agents[i].agent);
+	}
+	free(cl->agents);
 }
 
 /* Slot t of s as a parameter, epoch ms (slot_ms()); NULL for CV_NEVER. */
@@ -698,7 +818,7 @@ claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
 	struct db_rows *rows;
 	struct sched s;
 	char run[RUN_ID_MAX], why[CV_ERRLEN], owner[OWNER_BYTES];
-	char note[NOTE_BYTES];
+	char note[NOTE_BYTES], agent[80];
 	struct claim_room room;
 	int r;
 
@@ -730,17 +850,23 @@ claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
 		r = trigger_run(cl, tid, run, s.slot_seq, "skipped",
 		    "triggered while a run was in flight (overlap: skip)",
 		    NULL);
-	} else if ((r = claim_room(cl, &room)) == -1) {
+	} else if ((cl->agent = sched_agent(&s, agent, sizeof(agent))),
+	    (r = claim_room(cl, &room)) == -1) {
 		/* a database error */
 	} else if (room.owner <= 0) {
 		r = trigger_run(cl, tid, run, s.slot_seq, "skipped",
 		    owner_note(cl, note, sizeof(note)), NULL);
+	} else if (cl->agent != NULL && room.runs <= 0) {
+		r = trigger_run(cl, tid, run, s.slot_seq, "skipped",
+		    "agent requests at their limit (max_concurrent_requests)",
+		    NULL);
 	} else if ((r = owner_took(cl, 1)) == 0) {
 		r = trigger_start(cl, &s, tid, run,
 		    strtoll(db_rows_value(trig, i, CLAIM_TRIGGER_COL_CREATED),
 		        NULL, 10),
 		    db_rows_value(trig, i, CLAIM_TRIGGER_COL_PAYLOAD));
 	}
+	cl->agent = NULL;
 	sched_clear(&s);
 	return r < 0 ? -1 : 0;
 }
@@ -795,8 +921,8 @@ shelve(struct claim *cl, const char *id, const char *why)
 static int
 claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 {
-	char lim[24], win[24], why[CV_ERRLEN];
-	const char *p[4] = {lim, ahead, now, win};
+	char lim[24], win[24], why[CV_ERRLEN], agent[80], maxreq[24];
+	const char *p[5] = {lim, ahead, now, win, maxreq};
 	struct db_rows *rows;
 	struct sched s;
 	int n, r = 0;
@@ -805,8 +931,10 @@ claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 	snprintf(win, sizeof(win), "%d",
 	    limit * CLAIM_WINDOW > CLAIM_WINDOW_MIN ? limit * CLAIM_WINDOW
 	                                            : CLAIM_WINDOW_MIN);
+	snprintf(maxreq, sizeof(maxreq), "%lld",
+	    (long long)cl->cf->max_concurrent_requests);
 	if ((rows = db_query(
-	         cl->db, SQL_claim_due, 4, p, cl->err, cl->errlen)) == NULL)
+	         cl->db, SQL_claim_due, 5, p, cl->err, cl->errlen)) == NULL)
 		return -1;
 	n = db_rows_count(rows);
 	for (int i = 0; i < n && r != -1; i++) {
@@ -816,8 +944,10 @@ claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 			continue;
 		}
 		cl->owner = db_rows_value(rows, i, SCHED_COL_OWNER);
+		cl->agent = sched_agent(&s, agent, sizeof(agent));
 		r = s.retry_pending ? claim_retries(cl, &s)
 		                    : claim_slots(cl, &s);
+		cl->agent = NULL;
 		sched_clear(&s);
 	}
 	db_rows_free(rows);

@@ -169,8 +169,8 @@ arm_timer(void)
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	struct db_rows *rows = NULL;
 	struct timespec now;
-	const char *v, *p[1];
-	char err[CV_ERRLEN], ahead[24];
+	const char *v, *p[2];
+	char err[CV_ERRLEN], ahead[24], maxreq[24];
 	int64_t ms, soon;
 
 	if (jobs_live() >= sv.cf.max_concurrent_runs)
@@ -181,8 +181,11 @@ arm_timer(void)
 	 * that schedule is in flight (claim.c claims it ahead only then).
 	 */
 	snprintf(ahead, sizeof(ahead), "%lld", (long long)sv.cf.claim_ahead_ms);
+	snprintf(maxreq, sizeof(maxreq), "%lld",
+	    (long long)sv.cf.max_concurrent_requests);
 	p[0] = ahead;
-	rows = db_query(sv.db, SQL_cronvisord_next_due, 1, p, err, sizeof(err));
+	p[1] = maxreq;
+	rows = db_query(sv.db, SQL_cronvisord_next_due, 2, p, err, sizeof(err));
 	if (rows == NULL) {
 		db_failed(err);
 		return;

@@ -307,6 +307,7 @@ int sched_spec(const struct sched *s, const struct job *j,
 int sched_set_payload(struct sched *s, const char *payload);
 void sched_spec_clear(struct spec_buf *sb);
 int sched_agent_env(const struct sched *s, char *env, size_t len);
+const char *sched_agent(const struct sched *s, char *buf, size_t len);
 int sched_http_common(const char *owner, const struct config *cf,
     struct spec_buf *sb, struct run_spec *spec, char *err, size_t errlen);
 int sched_header(

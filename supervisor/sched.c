@@ -632,6 +632,30 @@ sched_agent_env(const struct sched *s, char *env, size_t len)
 }
 
 /*
+ * The agent s targets, into buf (len bytes), or NULL when it targets none.
+ */
+const char *
+sched_agent(const struct sched *s, char *buf, size_t len)
+{
+	const char *a;
+	json_t *t;
+
+	if (s->target[0] == '\0' || strstr(s->target, "\"agent\"") == NULL ||
+	    (t = json_loads(s->target, 0, NULL)) == NULL)
+		return NULL;
+	a = strcmp(json_string_value(json_object_get(t, "type"))
+	            ? json_string_value(json_object_get(t, "type"))
+	            : "",
+	        "agent") == 0
+	    ? json_string_value(json_object_get(t, "agent"))
+	    : NULL;
+	if (a != NULL)
+		snprintf(buf, len, "%s", a);
+	json_decref(t);
+	return a != NULL ? buf : NULL;
+}
+
+/*
  * What every HTTP spec of owner's runs needs besides its request: the
  * user it runs as and the host lists (an agent's request, agent.c).  0,
  * or -1 with err.

@@ -1151,6 +1151,18 @@ END_TEST
  * error, so as many lines that parse as there are keys are every key) to
  * its default.
  */
+/* The keys config check prints: the lines of default_print but comments. */
+static size_t
+keys_printed(void)
+{
+	size_t n = 0;
+
+	for (const char *p = default_print; p != NULL && *p;
+	     p = (p = strchr(p, '\n')) ? p + 1 : NULL)
+		n += *p != '#';
+	return n;
+}
+
 START_TEST(test_packaged_uncommented)
 {
 	struct config cf, def;
@@ -1169,7 +1181,8 @@ START_TEST(test_packaged_uncommented)
 	ck_assert_msg(config_parse(&cf, text, len, "cronvisor.conf", err,
 	                  sizeof(err)) == 0,
 	    "%s", err);
-	ck_assert_uint_eq(nset, 36);
+	/* every key: as many as config check prints (default_print) */
+	ck_assert_uint_eq(nset, keys_printed());
 	assert_config_eq(&cf, &def);
 	free(text);
 	config_clear(&cf);

@@ -31,11 +31,11 @@ agent() {
 	send POST /agents "$A" "{\"agent_id\": \"$1\", \"name\": \"$1\", \"endpoint\": \"$AURL$2\"${3:+, $3}}"
 	[ "$code" = 201 ] || echo "agent $1: $code $resp" >&2
 }
-# soon: an instant half a second from now, to the millisecond (now itself
+# soon [MS]: an instant MS (1000) ms from now, to the millisecond (now itself
 # may be past by the time the API reads it, on a loaded machine).
-soon() { python3 -c 'import time, datetime as d
-t = int(time.time() * 1000) + 500
-print(d.datetime.fromtimestamp(t // 1000, d.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (t % 1000))'; }
+soon() { python3 -c 'import sys, time, datetime as d
+t = int(time.time() * 1000) + int(sys.argv[1])
+print(d.datetime.fromtimestamp(t // 1000, d.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (t % 1000))' "${1:-1000}"; }
 # sched NAME AGENT PARAMS [MORE-JSON]: a once schedule of alice's, due now,
 # targeting AGENT; prints its id.
 sched() {
@@ -73,7 +73,7 @@ ok "logs: no secret, no token" "$(cat "$work"/*.log | grep -c -e tok-sync-123 -e
 
 # --- 202 and a report --------------------------------------------------------------
 agent async /async "\"auth\": {\"type\": \"hmac\", \"secret\": \"hmac-secret-77\"}"
-s_as=$(sched async async '{"delay_ms": 300}' '"max_retries": 0')
+s_as=$(sched async async '{"delay_ms": 2000}' '"max_retries": 0')
 wait_for 20 "SELECT count(*) = 1 FROM runs WHERE schedule_id = '$s_as' AND status = 'waiting'"
 ok "202: the attempt waits, the job runs" "$(state "$s_as")" "active running running 1"
 wait_for 20 "SELECT status = 'done' FROM schedules WHERE id = '$s_as'"
@@ -207,6 +207,34 @@ wait_for 30 "SELECT count(*) = 5 FROM schedules WHERE name LIKE 'kill%' AND stat
 ok "kill -9: all 5 completed by the new supervisor" "$(sql "SELECT count(*) FROM jobs j JOIN schedules s ON s.id = j.schedule_id WHERE s.name LIKE 'kill%' AND j.status = 'completed' AND j.result ->> 'k' = '1'")" 5
 ok "kill -9: none sent twice" "$(($(seen /silent) - before))" 5
 ok "kill -9: one attempt each, none lost" "$(sql "SELECT string_agg(DISTINCT r.status, ',') || ' ' || count(*) FROM runs r JOIN schedules s ON s.id = r.schedule_id WHERE s.name LIKE 'kill%'")" "succeeded 5"
+
+# --- an agent's max_concurrent_requests, over two supervisors --------------------------
+sed 's/^supervisor_name = .*/supervisor_name = "second"/' "$CV_CONF" >"$tmp/second.conf"
+"$CRONVISORD" -f "$tmp/second.conf" </dev/null >>"$work/cvd2.log" 2>&1 &
+extra="$extra $!"
+agent lim /slow '"max_concurrent_requests": 2'
+for i in 1 2 3 4 5 6; do
+	sched "lim$i" lim '{"sleep_ms": 1200}' '"max_retries": 0' >/dev/null
+done
+wait_for 40 "SELECT count(*) = 6 FROM schedules WHERE name LIKE 'lim%' AND status = 'done'"
+ok "limit: all 6 jobs completed" "$(sql "SELECT count(*) FROM jobs j JOIN schedules s ON s.id = j.schedule_id WHERE s.name LIKE 'lim%' AND j.status = 'completed'")" 6
+ok "limit: the agent got each once" "$(seen /slow)" 6
+ok "limit: never more than 2 at once at the agent, and 2 at times" "$(grep '"path": "/slow"' "$tmp/agent.log" | jq -s 'map(.inflight) | max')" 2
+ok "limit: with both supervisors alive and claiming" "$(sql "SELECT count(*) FROM supervisors WHERE stopped_at IS NULL AND heartbeat > now() - interval '3 s'")" 2
+
+# --- priority: the highest first when they wait for a request ---------------------------
+agent prio /slow '"max_concurrent_requests": 1'
+sched blocker prio '{"sleep_ms": 5000}' '"max_retries": 0' >/dev/null
+wait_for 20 "SELECT count(*) = 1 FROM runs r JOIN schedules s ON s.id = r.schedule_id WHERE s.name = 'blocker' AND r.status = 'running'"
+# All three due at one instant, 1.5 s from now, while the blocker runs.
+at=$(soon 1500)
+for pr in 1 10 5; do
+	send POST /schedules "$A" "{\"name\": \"p$pr\", \"at\": \"$at\", \"max_retries\": 0, \"priority\": $pr, \"target\": {\"type\": \"agent\", \"agent\": \"prio\", \"params\": {\"p\": $pr, \"sleep_ms\": 100}}}"
+	[ "$code" = 201 ] || echo "p$pr: $code $resp" >&2
+done
+ok "priority: the three waited while the blocker ran" "$(sql "SELECT count(*) FROM runs r JOIN schedules s ON s.id = r.schedule_id WHERE s.name IN ('p1', 'p5', 'p10') AND r.started_at < (SELECT finished_at FROM runs r2 JOIN schedules s2 ON s2.id = r2.schedule_id WHERE s2.name = 'blocker')")" 0
+wait_for 40 "SELECT count(*) = 4 FROM schedules WHERE name IN ('blocker', 'p1', 'p5', 'p10') AND status = 'done'"
+ok "priority: 10, 5, then 1 once the blocker ended" "$(grep '"path": "/slow"' "$tmp/agent.log" | jq -r 'select(.body.params.p != null) | .body.params.p' | tr '\n' ' ')" "10 5 1 "
 
 api_finish
 summary engine_agents

@@ -6,8 +6,13 @@
 -- name: claim_due
 -- The due schedules, shared fairly between their owners: the first $4
 -- due (by next_run_at, through schedules_due) are ranked within their
--- owner, and the claim takes the first of every owner, then the second
--- of every owner, and so on, each rank in next_run_at order.  An owner
+-- owner (the higher priority first, then by next_run_at), and the claim
+-- takes the first of every owner, then the second of every owner, and so
+-- on, each rank by priority and next_run_at.  A schedule whose agent has
+-- no request to spare (max_concurrent_requests $5 in all, or its own;
+-- cronvisor_agent_full()) is passed over: it stays due, and the claim
+-- that follows the end of a request takes it, the highest priority
+-- first.  An owner
 -- with a thousand schedules due cannot push another's one schedule out
 -- of the batch.  The ranking picks twice as many as the claim may take
 -- ($1; rows a peer holds are skipped), and only those are read again, by
@@ -18,18 +23,25 @@
 -- instant, when that run may have ended, and not a little before.  The
 -- outer WHERE is the inner one again, checked on the row locked (a peer
 -- may have moved it).
+WITH load AS MATERIALIZED (
+    SELECT count(*) AS n FROM runs r JOIN jobs j ON j.id = r.job_id
+    WHERE r.status = 'running' AND j.agent_id IS NOT NULL)
 SELECT {{sched}}
 FROM unnest(ARRAY(
     SELECT due_id
-    FROM (SELECT d.id AS due_id, d.next_run_at AS due_at,
+    FROM (SELECT d.id AS due_id, d.next_run_at AS due_at, d.priority AS prio,
                  row_number() OVER (PARTITION BY d.owner
-                                    ORDER BY d.next_run_at, d.id) AS due_rank
-          FROM (SELECT id, owner, next_run_at FROM schedules
+                                    ORDER BY d.priority DESC, d.next_run_at,
+                                             d.id) AS due_rank
+          FROM (SELECT id, owner, next_run_at, priority FROM schedules
                 WHERE status = 'active' AND deleted_at IS NULL
                   AND next_run_at <= to_timestamp($2)
                   AND (running = 0 OR next_run_at <= to_timestamp($3))
+                  AND NOT (target ->> 'type' = 'agent'
+                           AND cronvisor_agent_full(owner, target ->> 'agent',
+                                                    (SELECT n FROM load), $5))
                 ORDER BY next_run_at LIMIT $4) d) r
-    ORDER BY due_rank, due_at LIMIT 2 * $1::int))
+    ORDER BY due_rank, prio DESC, due_at LIMIT 2 * $1::int))
     WITH ORDINALITY AS k(due_id, due_pos)
 JOIN schedules ON schedules.id = k.due_id
 WHERE status = 'active' AND deleted_at IS NULL
@@ -340,3 +352,17 @@ SET status = 'running', supervisor_id = $1
 FROM w, schedules s
 WHERE r.id = w.id AND s.id = r.schedule_id
 RETURNING {{claim_report}};
+
+-- name: claim_agent_load
+-- Agent requests in flight (agent jobs' runs that are running, on every
+-- supervisor), by owner and agent: the claim's room (claim.c).
+SELECT s.owner, j.agent_id, count(*)
+FROM runs r JOIN jobs j ON j.id = r.job_id
+JOIN schedules s ON s.id = r.schedule_id
+WHERE r.status = 'running' AND j.agent_id IS NOT NULL
+GROUP BY s.owner, j.agent_id;
+
+-- name: claim_agent_limit
+-- The max_concurrent_requests of agent $2 of owner $1 (0: none).
+SELECT max_concurrent_requests FROM agents
+WHERE owner = $1 AND agent_id = $2;

@@ -27,7 +27,9 @@ the path:
   /slow          sleeps params.sleep_ms, then 200
   /redirect      302 to params.location
   /health        200;  /unhealthy  500
-Every report it sends is logged too ("report": the answer's status code).
+Every report it sends is logged too ("report": the answer's status code),
+and each request with "inflight": how many requests of its path were being
+answered when it came, itself included.
 """
 import json
 import sys
@@ -39,6 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 port_file, log_file = sys.argv[1], sys.argv[2]
 lock = threading.Lock()
 counts = {}
+inflight = {}  # requests being answered, by path: what "inflight" logs
 
 
 def log(entry):
@@ -97,8 +100,19 @@ class Agent(BaseHTTPRequestHandler):
         hdrs = {k: self.headers.get(k) for k in (
             "X-Job-Id", "X-Execution-Id", "X-Attempt", "Idempotency-Key",
             "Authorization", "X-Cronvisor-Signature", "Content-Type")}
+        with lock:
+            inflight[self.path] = inflight.get(self.path, 0) + 1
+            now = inflight[self.path]
         log({"path": self.path, "headers": hdrs, "body": body,
-             "raw": raw.decode("utf-8", "replace"), "at": time.time()})
+             "raw": raw.decode("utf-8", "replace"), "at": time.time(),
+             "inflight": now})
+        try:
+            self.answer(body, raw)
+        finally:
+            with lock:
+                inflight[self.path] -= 1
+
+    def answer(self, body, raw):
         params = (body or {}).get("params", {}) or {}
         cb = (body or {}).get("callback", {}) or {}
         job = (body or {}).get("jobId", "")
