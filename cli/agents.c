@@ -16,7 +16,6 @@
  * exist).  The API never sends a secret back, and --dry-run prints "***"
  * in place of each one it would send.
  */
-#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +23,7 @@
 
 #include "cronvisorctl.h"
 
-#define AGENTS_FILE_MAX (16 * 1024 * 1024) /* largest file or stdin read */
-#define AGENTS_MASK     "***" /* a secret, in what --dry-run prints */
+#define AGENTS_MASK "***" /* a secret, in what --dry-run prints */
 
 /* The command-specific options; getopt_long returns AO_BASE + these. */
 enum agents_opt {
@@ -59,7 +57,8 @@ enum agents_opt {
 	AO_COUNT,           /* number of options */
 };
 #define AO_BASE   0x200
-#define AO_BIT(o) (1ull << (o))
+#define AO_BIT(o) CMD_BIT(o)
+_Static_assert(AO_COUNT <= 64, "an agents_opt mask has 64 bits");
 
 static const struct option agents_options[] = {
     {"owner", required_argument, NULL, AO_BASE + AO_OWNER},
@@ -117,89 +116,28 @@ struct agents_args {
 	int given[AO_COUNT];       /* 1: the flag was given */
 	char **pos;                /* the positional arguments */
 	int npos;                  /* entries in pos */
-	char path[256];            /* "/agents/ID", when the command has ID */
+	char path[256];            /* "/agents/ID", or "/agents" without ID */
 };
 
-/* One subcommand: its name, what it takes, and how it runs. */
+/*
+ * One subcommand: what cmd.c reads of it (cmd.opts: AO_BIT()s of the
+ * flags it takes, AO_OWNER for all; cmd.min_pos == cmd.max_pos: ID
+ * [VERSION]), the flags it needs and how it runs.
+ */
 struct agents_cmd {
-	const char *name; /* "list", "show", … */
+	struct cmd cmd; /* first: cmd.c hands back a pointer to it */
 	int (*run)(const struct agents_args *a);
-	unsigned long long opts; /* AO_BIT()s of the flags it takes */
 	unsigned long long need; /* AO_BIT()s of the flags it needs */
-	int npos;                /* positional arguments: ID [VERSION] */
-	const char *usage;       /* its usage text */
 };
 
 /* Looks the long name of option code c up, for messages. */
 static const char *
 agents_optname(int c)
 {
-	for (const struct option *o = agents_options; o->name; o++)
-		if (o->val == c)
-			return o->name;
-	return "?";
+	return cmd_optname(agents_options, c);
 }
 
 /* --- reading files and secrets --------------------------------------- */
-
-/* Reads all of stdin, at most AGENTS_FILE_MAX bytes, for option opt. */
-static char *
-agents_read_stdin(const char *opt)
-{
-	unsigned char *buf = NULL, *p;
-	size_t len = 0, cap = 0, want;
-	ssize_t n;
-
-	for (;;) {
-		if (cap - len < 2) {
-			cap = cap ? cap * 2 : 65536;
-			if ((p = realloc(buf, cap)) == NULL)
-				fatal("realloc");
-			buf = p;
-		}
-		want = cap - len - 1;
-		/* io_read() returns short only at the end of the input. */
-		if ((n = io_read(0, buf + len, want)) == -1) {
-			log_warn("--%s -: reading stdin", opt);
-			free(buf);
-			return NULL;
-		}
-		len += (size_t)n;
-		if (len > AGENTS_FILE_MAX) {
-			log_warnx(
-			    "--%s -: more than %d bytes", opt, AGENTS_FILE_MAX);
-			free(buf);
-			return NULL;
-		}
-		if ((size_t)n < want)
-			break;
-	}
-	buf[len] = '\0';
-	return (char *)buf;
-}
-
-/*
- * Reads the file path given to option opt (its long name), or stdin for
- * "-".  Returns a NUL-terminated buffer the caller frees, or NULL after a
- * message naming the option and the file.
- */
-static char *
-agents_read(const char *opt, const char *path)
-{
-	unsigned char *buf = NULL;
-	size_t len;
-
-	if (strcmp(path, "-") == 0)
-		return agents_read_stdin(opt);
-	if (io_read_file(path, AGENTS_FILE_MAX, &buf, &len) == 0)
-		return (char *)buf;
-	if (errno == EINVAL)
-		log_warnx(
-		    "--%s %s: not a regular file (- reads stdin)", opt, path);
-	else
-		log_warn("--%s %s", opt, path);
-	return NULL;
-}
 
 /*
  * Reads a secret from the file of option opt (or stdin): its first line
@@ -210,54 +148,55 @@ agents_read(const char *opt, const char *path)
 static char *
 agents_secret(const char *opt, const char *path)
 {
-	char *buf, *s, *e;
+	char *buf;
 
-	if ((buf = agents_read(opt, path)) == NULL)
+	if ((buf = ctl_read_input(opt, path)) == NULL)
 		return NULL;
-	s = buf;
-	s[strcspn(s, "\r\n")] = '\0';
-	s += strspn(s, " \t");
-	for (e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t');)
-		*--e = '\0';
-	if (*s == '\0') {
+	if (ctl_first_line(buf) == 0) {
 		log_warnx("--%s %s: no secret on its first line", opt, path);
 		free(buf);
 		return NULL;
 	}
-	memmove(buf, s, strlen(s) + 1);
 	return buf;
 }
 
 /*
- * Reads the JSON document of option opt's file into *out (the caller
- * owns it).  Returns 0, or CTL_EXIT_FAIL after a message.
+ * Sets "input_schema" of doc to the JSON document of the file of
+ * --schema-file, if it was given.  Returns 0, or CTL_EXIT_FAIL after a
+ * message.
  */
 static int
-agents_read_json(const char *opt, const char *path, json_t **out)
+agents_set_schema(json_t *doc, const struct agents_args *a)
 {
+	const char *path = a->arg[AO_SCHEMA_FILE];
 	json_error_t je;
+	json_t *schema;
 	char *text;
 
-	if ((text = agents_read(opt, path)) == NULL)
+	if (!a->given[AO_SCHEMA_FILE])
+		return 0;
+	if ((text = ctl_read_input("schema-file", path)) == NULL)
 		return CTL_EXIT_FAIL;
-	*out = json_loads(text, JSON_DECODE_ANY, &je);
+	schema = json_loads(text, JSON_DECODE_ANY, &je);
 	free(text);
-	if (*out == NULL) {
-		log_warnx("--%s %s: not JSON: %s (line %d)", opt, path, je.text,
-		    je.line);
+	if (schema == NULL) {
+		log_warnx("--schema-file %s: not JSON: %s (line %d)", path,
+		    je.text, je.line);
 		return CTL_EXIT_FAIL;
 	}
+	api_set(doc, "input_schema", schema);
 	return 0;
 }
 
 /* --- the documents create and add-version send ------------------------ */
 
-/* Sets key of obj to a new value (stolen); fatal when out of memory. */
+/* Sets key of doc to the text of option opt, if it was given. */
 static void
-agents_set(json_t *obj, const char *key, json_t *v)
+agents_set_str(json_t *doc, const struct agents_args *a, enum agents_opt opt,
+    const char *key)
 {
-	if (v == NULL || json_object_set_new(obj, key, v) == -1)
-		fatalx("out of memory");
+	if (a->given[opt])
+		api_set(doc, key, json_string(a->arg[opt]));
 }
 
 /*
@@ -298,8 +237,8 @@ agents_auth(const struct agents_args *a, json_t **out)
 	if ((*out = json_pack("{ss}", "type", type)) == NULL)
 		fatalx("out of memory");
 	if (a->given[AO_BASIC])
-		agents_set(*out, "username", json_string(a->arg[AO_BASIC]));
-	agents_set(*out, member, json_string(secret));
+		api_set(*out, "username", json_string(a->arg[AO_BASIC]));
+	api_set(*out, member, json_string(secret));
 	free(secret);
 	return 0;
 }
@@ -331,7 +270,7 @@ agents_health_doc(const struct agents_args *a, json_t **out)
 		*out = NULL;
 		return ctl_usage_error("--health-interval: %s", err);
 	}
-	agents_set(*out, "interval_seconds", json_integer(s));
+	api_set(*out, "interval_seconds", json_integer(s));
 	return 0;
 }
 
@@ -351,7 +290,7 @@ agents_set_int(json_t *doc, const struct agents_args *a, enum agents_opt opt,
 	snprintf(flag, sizeof(flag), "--%s", agents_optname(AO_BASE + opt));
 	if (ctl_parse_int(flag, a->arg[opt], INT64_MIN, INT64_MAX, &v) != 0)
 		return CTL_EXIT_USAGE;
-	agents_set(doc, key, json_integer(v));
+	api_set(doc, key, json_integer(v));
 	return 0;
 }
 
@@ -373,29 +312,23 @@ agents_doc(const struct agents_args *a, json_t **out)
 	    "{ssss}", "agent_id", a->arg[AO_ID], "name", a->arg[AO_NAME]);
 	if (doc == NULL)
 		fatalx("out of memory");
-	if (a->given[AO_DESCRIPTION])
-		agents_set(
-		    doc, "description", json_string(a->arg[AO_DESCRIPTION]));
-	agents_set(doc, "endpoint", json_string(a->arg[AO_ENDPOINT]));
+	agents_set_str(doc, a, AO_DESCRIPTION, "description");
+	agents_set_str(doc, a, AO_ENDPOINT, "endpoint");
 	if ((rc = agents_auth(a, &v)))
 		goto fail;
 	if (v != NULL)
-		agents_set(doc, "auth", v);
+		api_set(doc, "auth", v);
 	if ((rc = agents_set_int(doc, a, AO_TIMEOUT_MS, "timeout_ms")) ||
 	    (rc = agents_set_int(
 	         doc, a, AO_MAX_CONCURRENT, "max_concurrent_requests")) ||
 	    (rc = agents_health_doc(a, &v)))
 		goto fail;
 	if (v != NULL)
-		agents_set(doc, "health", v);
-	if (a->given[AO_SCHEMA_FILE]) {
-		if ((rc = agents_read_json(
-		         "schema-file", a->arg[AO_SCHEMA_FILE], &v)))
-			goto fail;
-		agents_set(doc, "input_schema", v);
-	}
+		api_set(doc, "health", v);
+	if ((rc = agents_set_schema(doc, a)) != 0)
+		goto fail;
 	if (a->given[AO_DISABLED])
-		agents_set(doc, "enabled", json_false());
+		api_set(doc, "enabled", json_false());
 	*out = doc;
 	return 0;
 fail:
@@ -422,7 +355,7 @@ agents_masked(const char *text)
 	     json_is_object(auth) && i < sizeof(secrets) / sizeof(*secrets);
 	     i++)
 		if (json_is_string(json_object_get(auth, secrets[i]))) {
-			agents_set(auth, secrets[i], json_string(AGENTS_MASK));
+			api_set(auth, secrets[i], json_string(AGENTS_MASK));
 			n++;
 		}
 	if (n > 0 && (s = json_dumps(doc, JSON_COMPACT)) == NULL)
@@ -503,7 +436,7 @@ agents_show_agent(const json_t *x)
 	if (copy == NULL)
 		fatalx("out of memory");
 	if (json_is_object(json_object_get(x, "deployments")))
-		agents_set(copy, "deployments",
+		api_set(copy, "deployments",
 		    json_string(agents_deployed(
 		        json_object_get(x, "deployments"), dep, sizeof(dep))));
 	table_kv(copy, order, stdout);
@@ -539,7 +472,7 @@ agents_show_version(const json_t *v)
 
 	if (copy == NULL)
 		fatalx("out of memory");
-	agents_set(copy, "environments",
+	api_set(copy, "environments",
 	    json_string(agents_envs_of(v, envs, sizeof(envs))));
 	table_kv(copy, order, stdout);
 	json_decref(copy);
@@ -700,49 +633,36 @@ agents_show_health(const json_t *doc)
 	agents_probes(probes);
 }
 
-/*
- * Prints a command's answer (rc from api_request()): as JSON with --json,
- * else with show().  Returns the exit status.
- */
-static int
-agents_output(int rc, json_t *doc, void (*show)(const json_t *))
-{
-	if (rc == 0 && doc != NULL) {
-		if (ctl.json)
-			api_print_json(doc);
-		else
-			show(doc);
-	}
-	json_decref(doc);
-	return rc == -1 ? CTL_EXIT_FAIL : CTL_EXIT_OK;
-}
-
 /* --- the commands ----------------------------------------------------------
  */
 
 /*
- * Sends method to path with ?owner= and the body text (NULL: none), and
- * shows the answer with show().  --dry-run prints text with its secrets
- * masked.
+ * Sends method to a->path ("/agents" or "/agents/ID"), followed by
+ * "/sub" unless sub is NULL, with ?owner= and the body text (NULL: none),
+ * and shows the answer with show().  --dry-run prints text with its
+ * secrets masked.
  */
 static int
-agents_send(const struct agents_args *a, const char *method, const char *path,
+agents_send(const struct agents_args *a, const char *method, const char *sub,
     const char *text, void (*show)(const json_t *))
 {
 	const struct api_query q[] = {{"owner", a->arg[AO_OWNER]}};
 	char *masked = ctl.dry_run && text ? agents_masked(text) : NULL;
+	char path[300];
 	json_t *doc;
 	int rc;
 
+	snprintf(path, sizeof(path), "%s%s%s", a->path, sub ? "/" : "",
+	    sub ? sub : "");
 	rc = api_request(method, path, q, 1, masked ? masked : text, &doc);
 	free(masked);
-	return agents_output(rc, doc, show);
+	return api_output(rc, doc, show);
 }
 
-/* agents_send() with a JSON body (stolen). */
+/* agents_send() with a JSON body (stolen; NULL: out of memory). */
 static int
 agents_send_json(const struct agents_args *a, const char *method,
-    const char *path, json_t *body, void (*show)(const json_t *))
+    const char *sub, json_t *body, void (*show)(const json_t *))
 {
 	char *text;
 	int rc;
@@ -750,7 +670,21 @@ agents_send_json(const struct agents_args *a, const char *method,
 	if (body == NULL || (text = json_dumps(body, JSON_COMPACT)) == NULL)
 		fatalx("out of memory");
 	json_decref(body);
-	rc = agents_send(a, method, path, text, show);
+	rc = agents_send(a, method, sub, text, show);
+	free(text);
+	return rc;
+}
+
+/* agents_send() with the file of --file as it is, the agent shown. */
+static int
+agents_send_file(const struct agents_args *a, const char *method)
+{
+	char *text;
+	int rc;
+
+	if ((text = ctl_read_input("file", a->arg[AO_FILE])) == NULL)
+		return CTL_EXIT_FAIL;
+	rc = agents_send(a, method, NULL, text, agents_show_agent);
 	free(text);
 	return rc;
 }
@@ -774,7 +708,7 @@ agents_list(const struct agents_args *a)
 static int
 agents_show(const struct agents_args *a)
 {
-	return agents_send(a, "GET", a->path, NULL, agents_show_agent);
+	return agents_send(a, "GET", NULL, NULL, agents_show_agent);
 }
 
 /*
@@ -785,7 +719,6 @@ static int
 agents_create(const struct agents_args *a)
 {
 	json_t *doc = NULL;
-	char *text;
 	int rc;
 
 	if (a->given[AO_FILE]) {
@@ -795,29 +728,18 @@ agents_create(const struct agents_args *a)
 				    "--file and --%s: the file is the whole "
 				    "document",
 				    agents_optname(AO_BASE + o));
-		if ((text = agents_read("file", a->arg[AO_FILE])) == NULL)
-			return CTL_EXIT_FAIL;
-		rc = agents_send(a, "POST", "/agents", text, agents_show_agent);
-		free(text);
-		return rc;
+		return agents_send_file(a, "POST");
 	}
 	if ((rc = agents_doc(a, &doc)) != 0)
 		return rc;
-	return agents_send_json(a, "POST", "/agents", doc, agents_show_agent);
+	return agents_send_json(a, "POST", NULL, doc, agents_show_agent);
 }
 
 /* "agents update ID --file F": PATCH /agents/ID with the file. */
 static int
 agents_update(const struct agents_args *a)
 {
-	char *text;
-	int rc;
-
-	if ((text = agents_read("file", a->arg[AO_FILE])) == NULL)
-		return CTL_EXIT_FAIL;
-	rc = agents_send(a, "PATCH", a->path, text, agents_show_agent);
-	free(text);
-	return rc;
+	return agents_send_file(a, "PATCH");
 }
 
 /* "agents delete ID": DELETE /agents/ID, whose 204 has no body. */
@@ -845,47 +767,34 @@ agents_delete(const struct agents_args *a)
 static int
 agents_versions(const struct agents_args *a)
 {
-	char path[300];
-
-	snprintf(path, sizeof(path), "%s/versions", a->path);
-	return agents_send(a, "GET", path, NULL, agents_show_versions);
+	return agents_send(a, "GET", "versions", NULL, agents_show_versions);
 }
 
 /* "agents add-version ID --version V --endpoint URL …". */
 static int
 agents_add_version(const struct agents_args *a)
 {
-	char path[300];
-	json_t *doc, *schema;
+	json_t *doc;
 	int rc;
 
 	doc = json_pack("{ssss}", "version", a->arg[AO_VERSION], "endpoint",
 	    a->arg[AO_ENDPOINT]);
 	if (doc == NULL)
 		fatalx("out of memory");
-	if (a->given[AO_SCHEMA_FILE]) {
-		if ((rc = agents_read_json(
-		         "schema-file", a->arg[AO_SCHEMA_FILE], &schema))) {
-			json_decref(doc);
-			return rc;
-		}
-		agents_set(doc, "input_schema", schema);
+	if ((rc = agents_set_schema(doc, a)) != 0) {
+		json_decref(doc);
+		return rc;
 	}
-	if (a->given[AO_DESCRIPTION])
-		agents_set(
-		    doc, "description", json_string(a->arg[AO_DESCRIPTION]));
-	snprintf(path, sizeof(path), "%s/versions", a->path);
-	return agents_send_json(a, "POST", path, doc, agents_show_version);
+	agents_set_str(doc, a, AO_DESCRIPTION, "description");
+	return agents_send_json(
+	    a, "POST", "versions", doc, agents_show_version);
 }
 
 /* "agents deploy ID VERSION --env ENV". */
 static int
 agents_deploy(const struct agents_args *a)
 {
-	char path[300];
-
-	snprintf(path, sizeof(path), "%s/deploy", a->path);
-	return agents_send_json(a, "POST", path,
+	return agents_send_json(a, "POST", "deploy",
 	    json_pack(
 	        "{ssss}", "version", a->pos[1], "environment", a->arg[AO_ENV]),
 	    agents_show_current);
@@ -895,10 +804,7 @@ agents_deploy(const struct agents_args *a)
 static int
 agents_promote(const struct agents_args *a)
 {
-	char path[300];
-
-	snprintf(path, sizeof(path), "%s/promote", a->path);
-	return agents_send_json(a, "POST", path,
+	return agents_send_json(a, "POST", "promote",
 	    json_pack("{ssss}", "from", a->arg[AO_FROM], "to", a->arg[AO_TO]),
 	    agents_show_current);
 }
@@ -907,10 +813,7 @@ agents_promote(const struct agents_args *a)
 static int
 agents_rollback(const struct agents_args *a)
 {
-	char path[300];
-
-	snprintf(path, sizeof(path), "%s/rollback", a->path);
-	return agents_send_json(a, "POST", path,
+	return agents_send_json(a, "POST", "rollback",
 	    json_pack("{ss}", "environment", a->arg[AO_ENV]),
 	    agents_show_current);
 }
@@ -919,20 +822,15 @@ agents_rollback(const struct agents_args *a)
 static int
 agents_deployments(const struct agents_args *a)
 {
-	char path[300];
-
-	snprintf(path, sizeof(path), "%s/deployments", a->path);
-	return agents_send(a, "GET", path, NULL, agents_show_deployments);
+	return agents_send(
+	    a, "GET", "deployments", NULL, agents_show_deployments);
 }
 
 /* "agents health ID": the latest probe and the last 100. */
 static int
 agents_health(const struct agents_args *a)
 {
-	char path[300];
-
-	snprintf(path, sizeof(path), "%s/health", a->path);
-	return agents_send(a, "GET", path, NULL, agents_show_health);
+	return agents_send(a, "GET", "health", NULL, agents_show_health);
 }
 
 #define AGENTS_SECRET_USAGE                                                    \
@@ -940,149 +838,129 @@ agents_health(const struct agents_args *a)
 	"from the command line, where every local user sees them in ps.\n"
 
 static const struct agents_cmd agents_cmds[] = {
-    {"list", agents_list,
-        AO_BIT(AO_ENABLED) | AO_BIT(AO_LIMIT) | AO_BIT(AO_ALL), 0, 0,
-        "usage: cronvisorctl agents list [--enabled true|false] [--limit N]\n"
-        "           [--all] [--owner O]\n"
-        "\n"
-        "Lists agents by owner and id, one page (--limit, default 100) or\n"
-        "--all of them.  An admin's token lists every owner's; --owner\n"
-        "(admin tokens) one owner's.\n"},
-    {"show", agents_show, 0, 0, 1,
-        "usage: cronvisorctl agents show ID [--owner O]\n"
-        "\n"
-        "Shows an agent.  Its auth shows the type and whether a secret is\n"
-        "set, never the secret.\n"},
-    {"create", agents_create, AO_DOC | AO_BIT(AO_FILE), 0, 0,
-        "usage: cronvisorctl agents create --id ID --name NAME --endpoint "
-        "URL\n"
-        "           [OPTIONS] [--owner O]\n"
-        "       cronvisorctl agents create --file FILE.json [--owner O]\n"
-        "\n"
-        "Registers an agent and shows it.  --file sends the agent document\n"
-        "of docs/agents.md as it is (- reads stdin), instead of the flags.\n"
-        "--owner (admin tokens) creates it for another owner.\n"
-        "\n"
-        "  --description TEXT         what it does\n"
-        "  --timeout-ms N             how long a job may take (ms)\n"
-        "  --max-concurrent N         requests in flight at once (0: no "
-        "limit)\n"
-        "  --bearer-token-file PATH   auth: Authorization: Bearer, the "
-        "token\n"
-        "                             read from PATH\n"
-        "  --basic USER --password-file PATH\n"
-        "                             auth: basic, the password from PATH\n"
-        "  --hmac-secret-file PATH    auth: HMAC-SHA256 signature, the key\n"
-        "                             read from PATH\n"
-        "  --health-url URL           probed by a GET (health.url)\n"
-        "  --health-interval S        every S seconds (or 5m, 1h; default "
-        "60)\n"
-        "  --schema-file PATH         input_schema, a JSON Schema\n"
-        "  --disabled                 takes no jobs until enabled\n"
-        "\n" AGENTS_SECRET_USAGE},
-    {"update", agents_update, AO_BIT(AO_FILE), AO_BIT(AO_FILE), 1,
-        "usage: cronvisorctl agents update ID --file PATCH.json [--owner O]\n"
-        "\n"
-        "Changes the fields the file names (a JSON patch, sent as it is;\n"
-        "- reads stdin) and shows the agent.  An auth of the same type\n"
-        "without its secret keeps the stored one.\n"},
-    {"delete", agents_delete, 0, 0, 1,
-        "usage: cronvisorctl agents delete ID [--owner O]\n"
-        "\n"
-        "Deletes an agent with its versions and deployments; refused while\n"
-        "a schedule targets it.\n"},
-    {"versions", agents_versions, 0, 0, 1,
-        "usage: cronvisorctl agents versions ID [--owner O]\n"
-        "\n"
-        "Lists an agent's versions, the newest first, with the\n"
-        "environments each runs in.\n"},
-    {"add-version", agents_add_version,
-        AO_BIT(AO_VERSION) | AO_BIT(AO_ENDPOINT) | AO_BIT(AO_SCHEMA_FILE) |
-            AO_BIT(AO_DESCRIPTION),
-        AO_BIT(AO_VERSION) | AO_BIT(AO_ENDPOINT), 1,
-        "usage: cronvisorctl agents add-version ID --version V --endpoint "
-        "URL\n"
-        "           [--schema-file PATH] [--description D] [--owner O]\n"
-        "\n"
-        "Adds a version (MAJOR.MINOR.PATCH) with its own endpoint and input\n"
-        "schema (- reads stdin).  Versions cannot change once added.\n"},
-    {"deploy", agents_deploy, AO_BIT(AO_ENV), AO_BIT(AO_ENV), 2,
-        "usage: cronvisorctl agents deploy ID VERSION --env ENV [--owner "
-        "O]\n"
-        "\n"
-        "Deploys a version in an environment (production, staging,\n"
-        "development) and prints what each environment runs.\n"},
-    {"promote", agents_promote, AO_BIT(AO_FROM) | AO_BIT(AO_TO),
-        AO_BIT(AO_FROM) | AO_BIT(AO_TO), 1,
-        "usage: cronvisorctl agents promote ID --from ENV --to ENV [--owner "
-        "O]\n"
-        "\n"
-        "Deploys in one environment the version another one runs and\n"
-        "prints what each environment runs.\n"},
-    {"rollback", agents_rollback, AO_BIT(AO_ENV), AO_BIT(AO_ENV), 1,
-        "usage: cronvisorctl agents rollback ID --env ENV [--owner O]\n"
-        "\n"
-        "Goes back, in one environment, to the version the current one\n"
-        "replaced, and prints what each environment runs.\n"},
-    {"deployments", agents_deployments, 0, 0, 1,
-        "usage: cronvisorctl agents deployments ID [--owner O]\n"
-        "\n"
-        "Prints what each environment runs, then the log of deploys,\n"
-        "promotions and rollbacks (the last 100, the newest first).\n"},
-    {"health", agents_health, 0, 0, 1,
-        "usage: cronvisorctl agents health ID [--owner O]\n"
-        "\n"
-        "Shows an agent's latest health probe, then its last 100 probes.\n"},
+    {{"list", AO_BIT(AO_ENABLED) | AO_BIT(AO_LIMIT) | AO_BIT(AO_ALL), 0, 0,
+         "usage: cronvisorctl agents list [--enabled true|false] [--limit N]\n"
+         "           [--all] [--owner O]\n"
+         "\n"
+         "Lists agents by owner and id, one page (--limit, default 100) or\n"
+         "--all of them.  An admin's token lists every owner's; --owner\n"
+         "(admin tokens) one owner's.\n"},
+        agents_list, 0},
+    {{"show", 0, 1, 1,
+         "usage: cronvisorctl agents show ID [--owner O]\n"
+         "\n"
+         "Shows an agent.  Its auth shows the type and whether a secret is\n"
+         "set, never the secret.\n"},
+        agents_show, 0},
+    {{"create", AO_DOC | AO_BIT(AO_FILE), 0, 0,
+         "usage: cronvisorctl agents create --id ID --name NAME --endpoint "
+         "URL\n"
+         "           [OPTIONS] [--owner O]\n"
+         "       cronvisorctl agents create --file FILE.json [--owner O]\n"
+         "\n"
+         "Registers an agent and shows it.  --file sends the agent document\n"
+         "of docs/agents.md as it is (- reads stdin), instead of the flags.\n"
+         "--owner (admin tokens) creates it for another owner.\n"
+         "\n"
+         "  --description TEXT         what it does\n"
+         "  --timeout-ms N             how long a job may take (ms)\n"
+         "  --max-concurrent N         requests in flight at once (0: no "
+         "limit)\n"
+         "  --bearer-token-file PATH   auth: Authorization: Bearer, the "
+         "token\n"
+         "                             read from PATH\n"
+         "  --basic USER --password-file PATH\n"
+         "                             auth: basic, the password from PATH\n"
+         "  --hmac-secret-file PATH    auth: HMAC-SHA256 signature, the key\n"
+         "                             read from PATH\n"
+         "  --health-url URL           probed by a GET (health.url)\n"
+         "  --health-interval S        every S seconds (or 5m, 1h; default "
+         "60)\n"
+         "  --schema-file PATH         input_schema, a JSON Schema\n"
+         "  --disabled                 takes no jobs until enabled\n"
+         "\n" AGENTS_SECRET_USAGE},
+        agents_create, 0},
+    {{"update", AO_BIT(AO_FILE), 1, 1,
+         "usage: cronvisorctl agents update ID --file PATCH.json [--owner O]\n"
+         "\n"
+         "Changes the fields the file names (a JSON patch, sent as it is;\n"
+         "- reads stdin) and shows the agent.  An auth of the same type\n"
+         "without its secret keeps the stored one.\n"},
+        agents_update, AO_BIT(AO_FILE)},
+    {{"delete", 0, 1, 1,
+         "usage: cronvisorctl agents delete ID [--owner O]\n"
+         "\n"
+         "Deletes an agent with its versions and deployments; refused while\n"
+         "a schedule targets it.\n"},
+        agents_delete, 0},
+    {{"versions", 0, 1, 1,
+         "usage: cronvisorctl agents versions ID [--owner O]\n"
+         "\n"
+         "Lists an agent's versions, the newest first, with the\n"
+         "environments each runs in.\n"},
+        agents_versions, 0},
+    {{"add-version",
+         AO_BIT(AO_VERSION) | AO_BIT(AO_ENDPOINT) | AO_BIT(AO_SCHEMA_FILE) |
+             AO_BIT(AO_DESCRIPTION),
+         1, 1,
+         "usage: cronvisorctl agents add-version ID --version V --endpoint "
+         "URL\n"
+         "           [--schema-file PATH] [--description D] [--owner O]\n"
+         "\n"
+         "Adds a version (MAJOR.MINOR.PATCH) with its own endpoint and input\n"
+         "schema (- reads stdin).  Versions cannot change once added.\n"},
+        agents_add_version, AO_BIT(AO_VERSION) | AO_BIT(AO_ENDPOINT)},
+    {{"deploy", AO_BIT(AO_ENV), 2, 2,
+         "usage: cronvisorctl agents deploy ID VERSION --env ENV [--owner "
+         "O]\n"
+         "\n"
+         "Deploys a version in an environment (production, staging,\n"
+         "development) and prints what each environment runs.\n"},
+        agents_deploy, AO_BIT(AO_ENV)},
+    {{"promote", AO_BIT(AO_FROM) | AO_BIT(AO_TO), 1, 1,
+         "usage: cronvisorctl agents promote ID --from ENV --to ENV [--owner "
+         "O]\n"
+         "\n"
+         "Deploys in one environment the version another one runs and\n"
+         "prints what each environment runs.\n"},
+        agents_promote, AO_BIT(AO_FROM) | AO_BIT(AO_TO)},
+    {{"rollback", AO_BIT(AO_ENV), 1, 1,
+         "usage: cronvisorctl agents rollback ID --env ENV [--owner O]\n"
+         "\n"
+         "Goes back, in one environment, to the version the current one\n"
+         "replaced, and prints what each environment runs.\n"},
+        agents_rollback, AO_BIT(AO_ENV)},
+    {{"deployments", 0, 1, 1,
+         "usage: cronvisorctl agents deployments ID [--owner O]\n"
+         "\n"
+         "Prints what each environment runs, then the log of deploys,\n"
+         "promotions and rollbacks (the last 100, the newest first).\n"},
+        agents_deployments, 0},
+    {{"health", 0, 1, 1,
+         "usage: cronvisorctl agents health ID [--owner O]\n"
+         "\n"
+         "Shows an agent's latest health probe, then its last 100 probes.\n"},
+        agents_health, 0},
 };
-#define AGENTS_NCMDS (sizeof(agents_cmds) / sizeof(agents_cmds[0]))
-
-/* Prints a subcommand's usage (all of them for NULL). */
-static void
-agents_usage(const struct agents_cmd *c, FILE *fp)
-{
-	if (c == NULL) {
-		fputs("usage: cronvisorctl agents list|show|create|update|"
-		      "delete|versions|add-version|\n"
-		      "           deploy|promote|rollback|deployments|health "
-		      "...\n\n",
-		    fp);
-		for (size_t i = 0; i < AGENTS_NCMDS; i++)
-			fprintf(fp, "%.*s",
-			    (int)strcspn(agents_cmds[i].usage, "\n") + 1,
-			    agents_cmds[i].usage);
-		fputs("\nRun 'cronvisorctl agents COMMAND --help' for its "
-		      "options.\n",
-		    fp);
-		return;
-	}
-	fprintf(fp, "%s\n%s", c->usage, CTL_GLOBAL_USAGE);
-}
 
 /*
- * Stores one option of c's command line in a.  Returns 0, -1 for --help
- * (printed), or CTL_EXIT_USAGE.
+ * Stores command option opt in a (struct agents_args), or refuses the
+ * secret on the command line of --bearer-token, --password and
+ * --hmac-secret.  Returns 0 or CTL_EXIT_USAGE.
  */
 static int
-agents_option(const struct agents_cmd *c, int opt, struct agents_args *a)
+agents_option(int opt, int argc, char **argv, void *args)
 {
-	if (ctl_global_option(opt, optarg))
-		return 0;
-	if (opt < AO_BASE || opt >= AO_BASE + AO_COUNT)
-		return CTL_EXIT_USAGE; /* getopt_long said why */
-	opt -= AO_BASE;
-	if (opt == AO_HELP) {
-		agents_usage(c, stdout);
-		return -1;
-	}
+	struct agents_args *a = args;
+
+	(void)argc;
+	(void)argv;
 	if (opt == AO_BEARER_ARGV || opt == AO_PASSWORD_ARGV ||
 	    opt == AO_HMAC_ARGV)
 		return ctl_usage_error(
 		    "--%s: a secret on the command line shows in ps to every "
 		    "local user; use --%s-file PATH (- reads stdin)",
 		    agents_optname(AO_BASE + opt),
-		    agents_optname(AO_BASE + opt));
-	if (opt != AO_OWNER && !(c->opts & AO_BIT(opt)))
-		return ctl_usage_error("agents %s does not take --%s", c->name,
 		    agents_optname(AO_BASE + opt));
 	a->arg[opt] = optarg;
 	a->given[opt] = 1;
@@ -1091,96 +969,91 @@ agents_option(const struct agents_cmd *c, int opt, struct agents_args *a)
 
 /*
  * Checks what the options of c's command line need once all are read:
- * the flags c needs, the positional arguments, one stdin at most, an
- * id that can stand in a path (then a->path is "/agents/ID").  Returns 0
- * or CTL_EXIT_USAGE after a message.
+ * the flags c needs, one stdin at most, the positional arguments, an id
+ * that can stand in a path.  Sets a->path.  Returns 0 or CTL_EXIT_USAGE
+ * after a message.
  */
 static int
-agents_check(const struct agents_cmd *c, struct agents_args *a)
+agents_check(const struct cmd_group *g, const struct agents_cmd *c,
+    struct agents_args *a)
 {
 	int stdin_users = 0;
 
 	for (int o = 0; o < AO_COUNT; o++)
 		if ((c->need & AO_BIT(o)) && !a->given[o])
-			return ctl_usage_error("agents %s needs --%s", c->name,
-			    agents_optname(AO_BASE + o));
+			return ctl_usage_error("agents %s needs --%s",
+			    c->cmd.name, agents_optname(AO_BASE + o));
 	for (size_t i = 0; i < sizeof(agents_inputs) / sizeof(*agents_inputs);
 	     i++)
 		stdin_users += a->given[agents_inputs[i]] &&
 		    strcmp(a->arg[agents_inputs[i]], "-") == 0;
 	if (stdin_users > 1)
 		return ctl_usage_error("only one file may be - (stdin)");
-	if (a->npos < c->npos)
-		return ctl_usage_error("agents %s: missing %s", c->name,
-		    a->npos == 0 ? "the agent id" : "the version");
-	if (a->npos > c->npos)
-		return ctl_usage_error(
-		    "agents %s: unexpected \"%s\"", c->name, a->pos[c->npos]);
-	if (c->npos > 0) {
-		if (ctl_check_id(a->pos[0]) != 0)
-			return CTL_EXIT_USAGE;
-		snprintf(a->path, sizeof(a->path), "/agents/%s", a->pos[0]);
+	if (cmd_check_pos(g, &c->cmd, a->pos, a->npos,
+	        a->npos == 0 ? "the agent id" : "the version") != 0)
+		return CTL_EXIT_USAGE;
+	if (a->npos == 0) {
+		snprintf(a->path, sizeof(a->path), "/agents");
+		return 0;
 	}
+	if (ctl_check_id(a->pos[0]) != 0)
+		return CTL_EXIT_USAGE;
+	snprintf(a->path, sizeof(a->path), "/agents/%s", a->pos[0]);
 	return 0;
 }
 
 /*
- * Parses the command line of subcommand c (argv[0] is its name).
- * Returns 0, -1 for --help, or CTL_EXIT_USAGE.
+ * Parses the command line of subcommand c (argv[0] is its name) into
+ * args (struct agents_args).  Returns 0, -1 for --help, or
+ * CTL_EXIT_USAGE.
  */
 static int
-agents_parse(
-    const struct agents_cmd *c, int argc, char **argv, struct agents_args *a)
+agents_parse(const struct cmd_group *g, const struct cmd *c, int argc,
+    char **argv, void *args)
 {
-	char prog[64], *name = argv[0];
-	int opt, rc = 0;
+	struct agents_args *a = args;
+	int rc;
 
-	/* getopt_long's own messages start with argv[0]: make it say which
-	 * command they are about, for as long as it runs. */
-	snprintf(prog, sizeof(prog), "cronvisorctl agents %s", c->name);
-	argv[0] = prog;
 	memset(a, 0, sizeof(*a));
-	optind = 1;
-	while (rc == 0 &&
-	    (opt = getopt_long(argc, argv, "h", agents_options, NULL)) != -1)
-		rc = agents_option(c, opt == 'h' ? AO_BASE + AO_HELP : opt, a);
-	argv[0] = name;
-	if (rc != 0)
+	if ((rc = cmd_getopt(g, c, argc, argv, a)) != 0)
 		return rc;
 	a->pos = argv + optind;
 	a->npos = argc - optind;
-	return agents_check(c, a);
+	return agents_check(g, (const struct agents_cmd *)c, a);
 }
+
+/* Runs subcommand c with what agents_parse() read into args. */
+static int
+agents_run(const struct cmd *c, void *args)
+{
+	return ((const struct agents_cmd *)c)->run(args);
+}
+
+static const struct cmd_group agents_group = {
+    .name = "agents",
+    .synopsis = "usage: cronvisorctl agents list|show|create|update|"
+                "delete|versions|add-version|\n"
+                "           deploy|promote|rollback|deployments|health "
+                "...\n\n",
+    CMD_TABLE(agents_cmds),
+    .options = agents_options,
+    .base = AO_BASE,
+    .count = AO_COUNT,
+    .help = AO_HELP,
+    /* The secrets on the command line are refused by agents_option(),
+     * whatever the command. */
+    .always = AO_BIT(AO_OWNER) | AO_BIT(AO_BEARER_ARGV) |
+        AO_BIT(AO_PASSWORD_ARGV) | AO_BIT(AO_HMAC_ARGV),
+    .option = agents_option,
+    .parse = agents_parse,
+    .run = agents_run,
+};
 
 /* Entry point of "cronvisorctl agents"; argv[0] is "agents". */
 int
 agents_main(int argc, char **argv)
 {
-	const struct agents_cmd *c = NULL;
 	struct agents_args a;
-	int rc;
 
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
-	    strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-		agents_usage(NULL, argc < 2 ? stderr : stdout);
-		return argc < 2 ? CTL_EXIT_USAGE : CTL_EXIT_OK;
-	}
-	for (size_t i = 0; i < AGENTS_NCMDS; i++)
-		if (strcmp(argv[1], agents_cmds[i].name) == 0)
-			c = &agents_cmds[i];
-	if (c == NULL) {
-		ctl_usage_error("unknown agents command \"%s\"", argv[1]);
-		agents_usage(NULL, stderr);
-		return CTL_EXIT_USAGE;
-	}
-	if ((rc = agents_parse(c, argc - 1, argv + 1, &a)) != 0) {
-		if (rc == -1)
-			return CTL_EXIT_OK;
-		agents_usage(c, stderr);
-		return rc;
-	}
-	/* A flag's value the command could not turn into JSON. */
-	if ((rc = c->run(&a)) == CTL_EXIT_USAGE)
-		agents_usage(c, stderr);
-	return rc;
+	return cmd_main(&agents_group, &a, argc, argv);
 }

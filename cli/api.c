@@ -686,6 +686,32 @@ api_print_json(const json_t *doc)
 	putchar('\n');
 }
 
+/*
+ * Prints the answer doc of a request (rc from api_request()) and frees
+ * it: as JSON with --json, else with show(); nothing after --dry-run or
+ * a failure (reported already).  Returns the exit status.
+ */
+int
+api_output(int rc, json_t *doc, void (*show)(const json_t *))
+{
+	if (rc == 0 && doc != NULL) {
+		if (ctl.json)
+			api_print_json(doc);
+		else
+			show(doc);
+	}
+	json_decref(doc);
+	return rc == -1 ? CTL_EXIT_FAIL : CTL_EXIT_OK;
+}
+
+/* Sets key of obj to a new value v (stolen); fatal when out of memory. */
+void
+api_set(json_t *obj, const char *key, json_t *v)
+{
+	if (v == NULL || json_object_set_new(obj, key, v) == -1)
+		fatalx("out of memory");
+}
+
 /* Releases what curl_global_init() set up, if it ran; once, at exit. */
 void
 api_cleanup(void)

@@ -3,7 +3,8 @@
  * subcommand and hands it the rest of the arguments; each subcommand is a
  * file of its own.  It also holds what the API commands share: the global
  * options (--url, --token, …), which may stand before the command name as
- * well as after it, and their environment defaults.
+ * well as after it, and their environment defaults, and the reading of
+ * the files (or stdin) and secret files that commands are given.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -161,6 +162,85 @@ ctl_argv_secret(const char *opt, const char *instead)
 	    opt, instead);
 }
 
+/* Reads all of stdin, at most CTL_INPUT_MAX bytes, for option opt. */
+static char *
+ctl_read_stdin(const char *opt)
+{
+	unsigned char *buf = NULL, *p;
+	size_t len = 0, cap = 0, want;
+	ssize_t n;
+
+	for (;;) {
+		if (cap - len < 2) {
+			cap = cap ? cap * 2 : 65536;
+			if ((p = realloc(buf, cap)) == NULL)
+				fatal("realloc");
+			buf = p;
+		}
+		want = cap - len - 1;
+		/* io_read() returns short only at the end of the input. */
+		if ((n = io_read(0, buf + len, want)) == -1) {
+			log_warn("--%s -: reading stdin", opt);
+			free(buf);
+			return NULL;
+		}
+		len += (size_t)n;
+		if (len > CTL_INPUT_MAX) {
+			log_warnx(
+			    "--%s -: more than %d bytes", opt, CTL_INPUT_MAX);
+			free(buf);
+			return NULL;
+		}
+		if ((size_t)n < want)
+			break;
+	}
+	buf[len] = '\0';
+	return (char *)buf;
+}
+
+/*
+ * Reads the file path given to option opt (its long name, "file"), or
+ * stdin for "-": at most CTL_INPUT_MAX bytes, from a regular file (a FIFO
+ * or a device would block the command).  Returns a NUL-terminated buffer
+ * the caller frees, or NULL after a message naming the option and the
+ * file.
+ */
+char *
+ctl_read_input(const char *opt, const char *path)
+{
+	unsigned char *buf = NULL;
+	size_t len;
+
+	if (strcmp(path, "-") == 0)
+		return ctl_read_stdin(opt);
+	if (io_read_file(path, CTL_INPUT_MAX, &buf, &len) == 0)
+		return (char *)buf;
+	if (errno == EINVAL)
+		log_warnx(
+		    "--%s %s: not a regular file (- reads stdin)", opt, path);
+	else
+		log_warn("--%s %s", opt, path);
+	return NULL;
+}
+
+/*
+ * Cuts the text in buf down to its first line without the line end and
+ * the blanks around it, moved to the start of buf: a secret as a file
+ * holds it.  Returns its length, 0 when that line is blank.
+ */
+size_t
+ctl_first_line(char *buf)
+{
+	char *s = buf, *e;
+
+	s[strcspn(s, "\r\n")] = '\0';
+	s += strspn(s, " \t");
+	for (e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t');)
+		*--e = '\0';
+	memmove(buf, s, (size_t)(e - s) + 1);
+	return (size_t)(e - s);
+}
+
 /*
  * Reads a secret (what: "API token", "database URL") from the file at
  * path: its first line, without the line end and blanks around it.
@@ -172,23 +252,16 @@ ctl_read_secret(const char *what, const char *path)
 {
 	unsigned char *buf;
 	size_t len;
-	char *s, *e;
 
 	if (io_read_file(path, 65536, &buf, &len) == -1) {
 		log_warn("cannot read the %s from %s", what, path);
 		return NULL;
 	}
-	s = (char *)buf;
-	s[strcspn(s, "\r\n")] = '\0';
-	s += strspn(s, " \t");
-	for (e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t');)
-		*--e = '\0';
-	if (*s == '\0') {
+	if (ctl_first_line((char *)buf) == 0) {
 		log_warnx("%s: no %s on its first line", path, what);
 		free(buf);
 		return NULL;
 	}
-	memmove(buf, s, strlen(s) + 1);
 	return (char *)buf;
 }
 

@@ -57,13 +57,73 @@ extern struct ctl ctl;
 	"  --json              print the API's JSON, for scripts\n"
 
 /* cronvisorctl.c */
+#define CTL_INPUT_MAX (16 * 1024 * 1024) /* largest file or stdin read */
 int ctl_usage_error(const char *fmt, ...) CV_PRINTF(1, 2);
 int ctl_check_id(const char *id);
 int ctl_global_option(int c, const char *arg);
+char *ctl_read_input(const char *opt, const char *path);
+size_t ctl_first_line(char *buf);
 char *ctl_read_secret(const char *what, const char *path);
 void ctl_argv_secret(const char *opt, const char *instead);
 int ctl_parse_int(
     const char *opt, const char *s, int64_t min, int64_t max, int64_t *out);
+
+/* cmd.c: a command made of subcommands ("schedules list", "agents show") */
+#define CMD_BIT(o) (1ull << (o)) /* the bit of command option o in a mask */
+
+/*
+ * One subcommand, what cmd.c needs of it.  A group's own table entry
+ * (struct sched_cmd, struct agents_cmd) starts with one and goes on with
+ * what only that group reads, such as the function that runs it; cmd.c
+ * walks the table by the entry's size and hands the group back a pointer
+ * to the struct cmd of the entry it found, which the group casts back.
+ */
+struct cmd {
+	const char *name;        /* "list", "show", …: the word after GROUP */
+	unsigned long long opts; /* CMD_BIT()s of the options it takes */
+	int min_pos, max_pos;    /* how many positional arguments */
+	const char *usage;       /* its usage text; its first line sums it up */
+};
+
+/*
+ * A command made of subcommands, "cronvisorctl GROUP SUB [ARGS]": its
+ * table, its getopt_long options and the three steps that differ from
+ * one group to the next.  The command options (those of the group, not
+ * CTL_GLOBAL_OPTIONS) have the codes base + 0 .. base + count - 1 in
+ * options and are numbered 0 .. count - 1 everywhere else.
+ */
+struct cmd_group {
+	const char *name;             /* "agents", after cronvisorctl */
+	const char *synopsis;         /* the summary's first lines */
+	const struct cmd *cmds;       /* the struct cmd of the first entry */
+	size_t ncmds;                 /* entries in the table */
+	size_t size;                  /* bytes from one entry to the next */
+	const struct option *options; /* getopt_long's, with the global ones */
+	int base;                     /* code of the command option 0 */
+	int count;                    /* how many command options there are */
+	int help;                     /* the command option that is --help */
+	unsigned long long always;    /* CMD_BIT()s of those all subs take */
+	/* Stores command option opt, which the subcommand takes, in args
+	 * (optarg is its value); may take the next word of argv as well
+	 * (optind++).  Returns 0 or CTL_EXIT_USAGE after a message. */
+	int (*option)(int opt, int argc, char **argv, void *args);
+	/* Fills args from c's command line (argv[0] is c's name), mostly by
+	 * cmd_getopt().  Returns 0, -1 for --help, or CTL_EXIT_USAGE. */
+	int (*parse)(const struct cmd_group *g, const struct cmd *c, int argc,
+	    char **argv, void *args);
+	/* Runs c with what parse() filled; returns the exit status. */
+	int (*run)(const struct cmd *c, void *args);
+};
+/* The .cmds, .ncmds and .size of a cmd_group, from its table t. */
+#define CMD_TABLE(t)                                                           \
+	.cmds = &(t)[0].cmd, .ncmds = sizeof(t) / sizeof((t)[0]),              \
+	.size = sizeof((t)[0])
+int cmd_main(const struct cmd_group *g, void *args, int argc, char **argv);
+int cmd_getopt(const struct cmd_group *g, const struct cmd *c, int argc,
+    char **argv, void *args);
+int cmd_check_pos(const struct cmd_group *g, const struct cmd *c, char **pos,
+    int npos, const char *missing);
+const char *cmd_optname(const struct option *options, int code);
 
 /* next.c: preview fire times */
 int next_main(int argc, char **argv);
@@ -120,6 +180,8 @@ int api_request_key(const char *method, const char *path,
     const struct api_query *query, size_t nquery, const char *body,
     const char *key, struct json_t **out);
 void api_print_json(const struct json_t *doc);
+int api_output(int rc, struct json_t *doc, void (*show)(const struct json_t *));
+void api_set(struct json_t *obj, const char *key, struct json_t *v);
 void api_cleanup(void);
 int api_key(char *buf);
 

@@ -7,7 +7,6 @@
  * JSON values) and leaves the schedule's validation to the API, so that
  * there is one truth about what a valid schedule is.
  */
-#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +14,9 @@
 
 #include "cronvisorctl.h"
 
-#define SCHED_BODY_MAX (16 * 1024 * 1024) /* largest --file read, bytes */
-#define SCHED_HEADERS  64                 /* most --header flags */
-#define SCHED_IDS      500                /* most ids of one delete */
-#define SCHED_PARALLEL 4 /* import's requests in flight: the API's threads */
+#define SCHED_HEADERS  64  /* most --header flags */
+#define SCHED_IDS      500 /* most ids of one delete */
+#define SCHED_PARALLEL 4   /* import's requests in flight: the API's threads */
 
 /* The command-specific options; getopt_long returns SO_BASE + these. */
 enum sched_opt {
@@ -57,7 +55,8 @@ enum sched_opt {
 	SO_COUNT,        /* number of options */
 };
 #define SO_BASE   0x200
-#define SO_BIT(o) (1ull << (o))
+#define SO_BIT(o) CMD_BIT(o)
+_Static_assert(SO_COUNT <= 64, "a sched_opt mask has 64 bits");
 
 static const struct option sched_options[] = {
     {"name", required_argument, NULL, SO_BASE + SO_NAME},
@@ -148,13 +147,13 @@ struct sched_args {
 	int nargv;                         /* entries in argv */
 };
 
-/* One subcommand: its name, what it takes, and how it runs. */
+/*
+ * One subcommand: what cmd.c reads of it (cmd.opts: SO_BIT()s of the
+ * flags it takes) and how it runs.
+ */
 struct sched_cmd {
-	const char *name; /* "list", "get", … */
+	struct cmd cmd; /* first: cmd.c hands back a pointer to it */
 	int (*run)(const struct sched_args *a);
-	unsigned long long opts; /* SO_BIT()s of the flags it takes */
-	int min_pos, max_pos;    /* how many positional arguments */
-	const char *usage;       /* its usage text */
 };
 
 #define SO_DOC                                                                 \
@@ -192,10 +191,7 @@ struct sched_cmd {
 static const char *
 sched_optname(int c)
 {
-	for (const struct option *o = sched_options; o->name; o++)
-		if (o->val == c)
-			return o->name;
-	return "?";
+	return cmd_optname(sched_options, c);
 }
 
 /*
@@ -232,14 +228,6 @@ sched_value(int opt, const char *s, enum sched_type type, json_t **out)
 	if (*out == NULL)
 		fatalx("out of memory");
 	return 0;
-}
-
-/* Sets key of obj to a new value (stolen); fatal when out of memory. */
-static void
-sched_set(json_t *obj, const char *key, json_t *v)
-{
-	if (v == NULL || json_object_set_new(obj, key, v) == -1)
-		fatalx("out of memory");
 }
 
 /*
@@ -279,7 +267,7 @@ sched_target(const struct sched_args *a, json_t **out)
 			if (name == NULL)
 				fatal("strndup");
 			c += 1 + strspn(c + 1, " \t");
-			sched_set(hdrs, name, json_string(c));
+			api_set(hdrs, name, json_string(c));
 			free(name);
 		}
 		t = json_pack("{sssssssO}", "type", "http", "method",
@@ -289,7 +277,7 @@ sched_target(const struct sched_args *a, json_t **out)
 			if (sched_value(
 			        SO_BODY, a->arg[SO_BODY], ST_JSON, &body))
 				return json_decref(t), CTL_EXIT_USAGE;
-			sched_set(t, "body", body);
+			api_set(t, "body", body);
 		}
 		*out = t;
 	}
@@ -317,69 +305,21 @@ sched_doc(const struct sched_args *a, json_t **out)
 		if (!a->given[f->opt])
 			continue;
 		if (f->kind != NULL && timings++ == 0)
-			sched_set(doc, "kind", json_string(f->kind));
+			api_set(doc, "kind", json_string(f->kind));
 		else if (f->kind != NULL)
 			return json_decref(doc),
 			       ctl_usage_error("give only one of --every, "
 			                       "--cron and --at");
 		if ((rc = sched_value(f->opt, a->arg[f->opt], f->type, &v)))
 			return json_decref(doc), rc;
-		sched_set(doc, f->field, v);
+		api_set(doc, f->field, v);
 	}
 	if ((rc = sched_target(a, &v)) != 0)
 		return json_decref(doc), rc;
 	if (v != NULL)
-		sched_set(doc, "target", v);
+		api_set(doc, "target", v);
 	*out = doc;
 	return 0;
-}
-
-/*
- * Reads the document of --file: a regular file, or stdin for "-".
- * Returns a NUL-terminated buffer the caller frees, or NULL after a
- * message.
- */
-static char *
-sched_read_file(const char *path)
-{
-	unsigned char *buf = NULL;
-	size_t len = 0, cap = 0;
-	ssize_t n;
-
-	if (strcmp(path, "-") != 0) {
-		if (io_read_file(path, SCHED_BODY_MAX, &buf, &len) == -1 &&
-		    errno == EINVAL)
-			log_warnx("--file %s: not a regular file (- reads "
-			          "stdin)",
-			    path);
-		else if (buf == NULL)
-			log_warn("--file %s", path);
-		return (char *)buf;
-	}
-	for (;;) {
-		if (len + 1 >= cap) {
-			unsigned char *p;
-			cap = cap ? cap * 2 : 65536;
-			if (cap > SCHED_BODY_MAX ||
-			    (p = realloc(buf, cap)) == NULL) {
-				log_warnx("--file -: more than %d bytes",
-				    SCHED_BODY_MAX);
-				free(buf);
-				return NULL;
-			}
-			buf = p;
-		}
-		if ((n = io_read(0, buf + len, cap - len - 1)) == -1) {
-			log_warn("--file -: reading stdin");
-			free(buf);
-			return NULL;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	return (char *)buf;
 }
 
 /* A schedule or run id that can stand in a path as it is; else NULL. */
@@ -503,20 +443,6 @@ sched_show(const json_t *s)
 	json_decref(copy);
 }
 
-/* Prints a command's answer: as JSON with --json, else with show(). */
-static int
-sched_output(int rc, json_t *doc, void (*show)(const json_t *))
-{
-	if (rc == 0 && doc != NULL) {
-		if (ctl.json)
-			api_print_json(doc);
-		else
-			show(doc);
-	}
-	json_decref(doc);
-	return rc == -1 ? CTL_EXIT_FAIL : CTL_EXIT_OK;
-}
-
 /* "schedules list": the filters as query parameters, --all pages. */
 static int
 sched_list(const struct sched_args *a)
@@ -529,19 +455,9 @@ sched_list(const struct sched_args *a)
 	    {"owner", a->arg[SO_OWNER]},
 	    {"limit", a->arg[SO_LIMIT]},
 	};
-	json_t *doc;
-	int rc;
 
-	rc = api_list("/schedules", q, sizeof(q) / sizeof(q[0]), "schedules",
-	    a->given[SO_ALL], &doc);
-	if (rc == 0 && !ctl.json) {
-		sched_table(json_object_get(doc, "schedules"));
-		if (json_is_string(json_object_get(doc, "next_cursor")))
-			log_info("more schedules follow: --all lists them all");
-		json_decref(doc);
-		return CTL_EXIT_OK;
-	}
-	return sched_output(rc, doc, sched_show);
+	return api_list_print("/schedules", q, sizeof(q) / sizeof(q[0]),
+	    "schedules", a->given[SO_ALL], sched_table);
 }
 
 /* "schedules get ID": the schedule and its next fire times. */
@@ -557,7 +473,7 @@ sched_get(const struct sched_args *a)
 		return CTL_EXIT_USAGE;
 	snprintf(path, sizeof(path), "/schedules/%s", a->pos[0]);
 	rc = api_request("GET", path, q, 1, NULL, &doc);
-	return sched_output(rc, doc, sched_show);
+	return api_output(rc, doc, sched_show);
 }
 
 /*
@@ -583,7 +499,7 @@ sched_write(const struct sched_args *a, const char *method, const char *path)
 		if (a->given[SO_EXEC] || a->given[SO_HTTP] || a->nargv)
 			return ctl_usage_error("--file is the whole document: "
 			                       "no --exec or --http with it");
-		if ((text = sched_read_file(a->arg[SO_FILE])) == NULL)
+		if ((text = ctl_read_input("file", a->arg[SO_FILE])) == NULL)
 			return CTL_EXIT_FAIL;
 	} else {
 		if ((rc = sched_doc(a, &doc)) != 0)
@@ -604,7 +520,7 @@ sched_write(const struct sched_args *a, const char *method, const char *path)
 		rc = api_request(method, path, q, 1, text, &ans);
 	}
 	free(text);
-	return sched_output(rc, ans, sched_show);
+	return api_output(rc, ans, sched_show);
 }
 
 /* "schedules create": POST /schedules. */
@@ -792,7 +708,7 @@ sched_delete(const struct sched_args *a)
 		json_decref(body);
 	}
 	json_decref(ids);
-	return sched_output(rc, doc, sched_show_deleted);
+	return api_output(rc, doc, sched_show_deleted);
 }
 
 /* Prints the schedule pause or resume returns, in one line. */
@@ -816,7 +732,7 @@ sched_state(const struct sched_args *a, const char *verb)
 		return CTL_EXIT_USAGE;
 	snprintf(path, sizeof(path), "/schedules/%s/%s", a->pos[0], verb);
 	rc = api_request("POST", path, NULL, 0, NULL, &doc);
-	return sched_output(rc, doc, sched_show_status);
+	return api_output(rc, doc, sched_show_status);
 }
 
 /* "schedules pause ID". */
@@ -868,121 +784,99 @@ sched_trigger(const struct sched_args *a)
 	}
 	rc = api_request_json("POST", path, NULL, 0, body, key, &doc);
 	json_decref(body);
-	return sched_output(rc, doc, sched_show_trigger);
+	return api_output(rc, doc, sched_show_trigger);
 }
 
 static const struct sched_cmd sched_cmds[] = {
-    {"list", sched_list,
-        SO_BIT(SO_STATUS) | SO_BIT(SO_KIND) | SO_BIT(SO_WORKFLOW) |
-            SO_BIT(SO_NAME) | SO_BIT(SO_OWNER) | SO_BIT(SO_LIMIT) |
-            SO_BIT(SO_ALL),
-        0, 0,
-        "usage: cronvisorctl schedules list [--status S] [--kind K]\n"
-        "           [--workflow ID] [--name PREFIX] [--owner O] [--limit N]\n"
-        "           [--all]\n"
-        "\n"
-        "Lists schedules, oldest first, one page (--limit, default 100) or\n"
-        "--all of them.  --owner is for admin tokens.\n"},
-    {"get", sched_get, SO_BIT(SO_PREVIEW), 1, 1,
-        "usage: cronvisorctl schedules get ID [--preview N]\n"
-        "\n"
-        "Shows a schedule and its next N fire times (default 5).\n"},
-    {"create", sched_create, SO_DOC | SO_BIT(SO_OWNER), 0, 0,
-        "usage: cronvisorctl schedules create --name NAME TIMING [TARGET]\n"
-        "           [OPTIONS] [--owner O]\n"
-        "       cronvisorctl schedules create --file FILE.json [--owner O]\n"
-        "\n"
-        "Creates a schedule and shows it.  --owner (admin tokens) creates\n"
-        "it for another owner.\n"
-        "\n" SCHED_DOC_USAGE},
-    {"import", sched_import,
-        SO_BIT(SO_OWNER) | SO_BIT(SO_PARALLEL) | SO_BIT(SO_KEY_PREFIX), 1, 1,
-        "usage: cronvisorctl schedules import FILE [--parallel N]\n"
-        "           [--key-prefix P] [--owner O]\n"
-        "\n"
-        "Creates one schedule per line of FILE (JSON lines: one schedule\n"
-        "document per line, as for create --file; blank lines are skipped;\n"
-        "- reads stdin), N requests at once (default 4, at most 32) over\n"
-        "kept-alive connections, and prints how many were created and how\n"
-        "many failed.  Each failed line is reported as FILE:LINE: with the\n"
-        "API's message and field; the others are still sent, and the exit\n"
-        "status is then 1.  Each request carries the Idempotency-Key P-LINE\n"
-        "(P: random unless --key-prefix gives it) and is sent again, with\n"
-        "the same key, after a transport failure or a 502/503/504 (up to 5\n"
-        "times, 0.2 s doubling): an import run again with the same\n"
-        "--key-prefix creates nothing twice.\n"},
-    {"update", sched_update, SO_DOC, 1, 1,
-        "usage: cronvisorctl schedules update ID [FLAGS]\n"
-        "       cronvisorctl schedules update ID --file PATCH.json\n"
-        "\n"
-        "Changes only the fields the flags name (a PATCH) and shows the\n"
-        "schedule.  A timing flag changes the kind too; --exec or --http\n"
-        "replaces the whole target.\n"
-        "\n" SCHED_DOC_USAGE},
-    {"delete", sched_delete, 0, 1, SCHED_IDS,
-        "usage: cronvisorctl schedules delete ID...\n"
-        "\n"
-        "Deletes schedules and their history; with several ids, all or\n"
-        "none of them.  Runs in flight finish.\n"},
-    {"pause", sched_pause, 0, 1, 1,
-        "usage: cronvisorctl schedules pause ID\n"
-        "\n"
-        "Pauses an active schedule; runs in flight finish.\n"},
-    {"resume", sched_resume, 0, 1, 1,
-        "usage: cronvisorctl schedules resume ID\n"
-        "\n"
-        "Resumes a paused schedule from now on (the paused window is not\n"
-        "replayed).\n"},
-    {"trigger", sched_trigger, SO_BIT(SO_PAYLOAD), 1, 1,
-        "usage: cronvisorctl schedules trigger ID [--payload JSON]\n"
-        "\n"
-        "Runs the schedule once, now, outside its slots; --payload\n"
-        "replaces its trigger_payload for this run.  Sent again after a\n"
-        "transport failure or a 502/503/504 with the same Idempotency-Key,\n"
-        "it never starts a second run.\n"},
+    {{"list",
+         SO_BIT(SO_STATUS) | SO_BIT(SO_KIND) | SO_BIT(SO_WORKFLOW) |
+             SO_BIT(SO_NAME) | SO_BIT(SO_OWNER) | SO_BIT(SO_LIMIT) |
+             SO_BIT(SO_ALL),
+         0, 0,
+         "usage: cronvisorctl schedules list [--status S] [--kind K]\n"
+         "           [--workflow ID] [--name PREFIX] [--owner O] [--limit N]\n"
+         "           [--all]\n"
+         "\n"
+         "Lists schedules, oldest first, one page (--limit, default 100) or\n"
+         "--all of them.  --owner is for admin tokens.\n"},
+        sched_list},
+    {{"get", SO_BIT(SO_PREVIEW), 1, 1,
+         "usage: cronvisorctl schedules get ID [--preview N]\n"
+         "\n"
+         "Shows a schedule and its next N fire times (default 5).\n"},
+        sched_get},
+    {{"create", SO_DOC | SO_BIT(SO_OWNER), 0, 0,
+         "usage: cronvisorctl schedules create --name NAME TIMING [TARGET]\n"
+         "           [OPTIONS] [--owner O]\n"
+         "       cronvisorctl schedules create --file FILE.json [--owner O]\n"
+         "\n"
+         "Creates a schedule and shows it.  --owner (admin tokens) creates\n"
+         "it for another owner.\n"
+         "\n" SCHED_DOC_USAGE},
+        sched_create},
+    {{"import", SO_BIT(SO_OWNER) | SO_BIT(SO_PARALLEL) | SO_BIT(SO_KEY_PREFIX),
+         1, 1,
+         "usage: cronvisorctl schedules import FILE [--parallel N]\n"
+         "           [--key-prefix P] [--owner O]\n"
+         "\n"
+         "Creates one schedule per line of FILE (JSON lines: one schedule\n"
+         "document per line, as for create --file; blank lines are skipped;\n"
+         "- reads stdin), N requests at once (default 4, at most 32) over\n"
+         "kept-alive connections, and prints how many were created and how\n"
+         "many failed.  Each failed line is reported as FILE:LINE: with the\n"
+         "API's message and field; the others are still sent, and the exit\n"
+         "status is then 1.  Each request carries the Idempotency-Key P-LINE\n"
+         "(P: random unless --key-prefix gives it) and is sent again, with\n"
+         "the same key, after a transport failure or a 502/503/504 (up to 5\n"
+         "times, 0.2 s doubling): an import run again with the same\n"
+         "--key-prefix creates nothing twice.\n"},
+        sched_import},
+    {{"update", SO_DOC, 1, 1,
+         "usage: cronvisorctl schedules update ID [FLAGS]\n"
+         "       cronvisorctl schedules update ID --file PATCH.json\n"
+         "\n"
+         "Changes only the fields the flags name (a PATCH) and shows the\n"
+         "schedule.  A timing flag changes the kind too; --exec or --http\n"
+         "replaces the whole target.\n"
+         "\n" SCHED_DOC_USAGE},
+        sched_update},
+    {{"delete", 0, 1, SCHED_IDS,
+         "usage: cronvisorctl schedules delete ID...\n"
+         "\n"
+         "Deletes schedules and their history; with several ids, all or\n"
+         "none of them.  Runs in flight finish.\n"},
+        sched_delete},
+    {{"pause", 0, 1, 1,
+         "usage: cronvisorctl schedules pause ID\n"
+         "\n"
+         "Pauses an active schedule; runs in flight finish.\n"},
+        sched_pause},
+    {{"resume", 0, 1, 1,
+         "usage: cronvisorctl schedules resume ID\n"
+         "\n"
+         "Resumes a paused schedule from now on (the paused window is not\n"
+         "replayed).\n"},
+        sched_resume},
+    {{"trigger", SO_BIT(SO_PAYLOAD), 1, 1,
+         "usage: cronvisorctl schedules trigger ID [--payload JSON]\n"
+         "\n"
+         "Runs the schedule once, now, outside its slots; --payload\n"
+         "replaces its trigger_payload for this run.  Sent again after a\n"
+         "transport failure or a 502/503/504 with the same Idempotency-Key,\n"
+         "it never starts a second run.\n"},
+        sched_trigger},
 };
-#define SCHED_NCMDS (sizeof(sched_cmds) / sizeof(sched_cmds[0]))
-
-/* Prints a subcommand's usage (all of them for NULL). */
-static void
-sched_usage(const struct sched_cmd *c, FILE *fp)
-{
-	if (c == NULL) {
-		fputs("usage: cronvisorctl schedules list|get|create|import|"
-		      "update|delete|pause|resume|trigger ...\n\n",
-		    fp);
-		for (size_t i = 0; i < SCHED_NCMDS; i++)
-			fprintf(fp, "%.*s",
-			    (int)strcspn(sched_cmds[i].usage, "\n") + 1,
-			    sched_cmds[i].usage);
-		fputs("\nRun 'cronvisorctl schedules COMMAND --help' for "
-		      "its options.\n",
-		    fp);
-		return;
-	}
-	fprintf(fp, "%s\n%s", c->usage, CTL_GLOBAL_USAGE);
-}
 
 /*
- * Stores one option of c's command line in a.  Returns 0, -1 for --help
- * (printed), or CTL_EXIT_USAGE.
+ * Stores command option opt in a (struct sched_args): --header in the
+ * list of headers as well, --http with the URL after its METHOD.
+ * Returns 0 or CTL_EXIT_USAGE.
  */
 static int
-sched_option(const struct sched_cmd *c, int opt, int argc, char **argv,
-    struct sched_args *a)
+sched_option(int opt, int argc, char **argv, void *args)
 {
-	if (ctl_global_option(opt, optarg))
-		return 0;
-	if (opt < SO_BASE || opt >= SO_BASE + SO_COUNT)
-		return CTL_EXIT_USAGE; /* getopt_long said why */
-	opt -= SO_BASE;
-	if (opt == SO_HELP) {
-		sched_usage(c, stdout);
-		return -1;
-	}
-	if (!(c->opts & SO_BIT(opt)))
-		return ctl_usage_error("schedules %s does not take --%s",
-		    c->name, sched_optname(SO_BASE + opt));
+	struct sched_args *a = args;
+
 	if (opt == SO_HEADER) {
 		if (a->nheader == SCHED_HEADERS)
 			return ctl_usage_error(
@@ -1000,76 +894,61 @@ sched_option(const struct sched_cmd *c, int opt, int argc, char **argv,
 }
 
 /*
- * Parses the command line of subcommand c (argv[0] is its name).  The
- * words after the first "--" are --exec's command and never options.
- * Returns 0, -1 for --help, or CTL_EXIT_USAGE.
+ * Parses the command line of subcommand c (argv[0] is its name) into
+ * args (struct sched_args).  The words after the first "--" are --exec's
+ * command and never options.  Returns 0, -1 for --help, or
+ * CTL_EXIT_USAGE.
  */
 static int
-sched_parse(
-    const struct sched_cmd *c, int argc, char **argv, struct sched_args *a)
+sched_parse(const struct cmd_group *g, const struct cmd *c, int argc,
+    char **argv, void *args)
 {
-	int n = 1, opt, rc;
+	struct sched_args *a = args;
+	int n = 1, rc;
 
-	static char prog[64];
-
-	/* getopt_long's own messages start with argv[0]: make it say which
-	 * command they are about. */
-	snprintf(prog, sizeof(prog), "cronvisorctl schedules %s", c->name);
-	argv[0] = prog;
 	memset(a, 0, sizeof(*a));
 	while (n < argc && strcmp(argv[n], "--") != 0)
 		n++;
 	a->argv = argv + (n < argc ? n + 1 : argc);
 	a->nargv = n < argc ? argc - n - 1 : 0;
-	optind = 1;
-	while ((opt = getopt_long(n, argv, "h", sched_options, NULL)) != -1)
-		if ((rc = sched_option(c, opt == 'h' ? SO_BASE + SO_HELP : opt,
-		         n, argv, a)) != 0)
-			return rc;
+	if ((rc = cmd_getopt(g, c, n, argv, a)) != 0)
+		return rc;
 	a->pos = argv + optind;
 	a->npos = n - optind;
 	if (a->nargv > 0 && !(c->opts & SO_BIT(SO_EXEC)))
 		return ctl_usage_error(
 		    "schedules %s: unexpected \"%s\" after --", c->name,
 		    a->argv[0]);
-	if (a->npos < c->min_pos)
-		return ctl_usage_error("schedules %s: missing %s", c->name,
-		    c->min_pos == 1 ? "the schedule id" : "arguments");
-	if (a->npos > c->max_pos)
-		return ctl_usage_error("schedules %s: unexpected \"%s\"",
-		    c->name, a->pos[c->max_pos]);
-	return 0;
+	return cmd_check_pos(g, c, a->pos, a->npos,
+	    c->min_pos == 1 ? "the schedule id" : "arguments");
 }
+
+/* Runs subcommand c with what sched_parse() read into args. */
+static int
+sched_run(const struct cmd *c, void *args)
+{
+	return ((const struct sched_cmd *)c)->run(args);
+}
+
+static const struct cmd_group sched_group = {
+    .name = "schedules",
+    .synopsis = "usage: cronvisorctl schedules list|get|create|import|"
+                "update|delete|pause|resume|trigger ...\n\n",
+    CMD_TABLE(sched_cmds),
+    .options = sched_options,
+    .base = SO_BASE,
+    .count = SO_COUNT,
+    .help = SO_HELP,
+    .option = sched_option,
+    .parse = sched_parse,
+    .run = sched_run,
+};
 
 /* Entry point of "cronvisorctl schedules"; argv[0] is "schedules". */
 int
 schedules_main(int argc, char **argv)
 {
-	const struct sched_cmd *c = NULL;
 	struct sched_args a;
-	int rc;
 
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
-	    strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-		sched_usage(NULL, argc < 2 ? stderr : stdout);
-		return argc < 2 ? CTL_EXIT_USAGE : CTL_EXIT_OK;
-	}
-	for (size_t i = 0; i < SCHED_NCMDS; i++)
-		if (strcmp(argv[1], sched_cmds[i].name) == 0)
-			c = &sched_cmds[i];
-	if (c == NULL) {
-		ctl_usage_error("unknown schedules command \"%s\"", argv[1]);
-		sched_usage(NULL, stderr);
-		return CTL_EXIT_USAGE;
-	}
-	if ((rc = sched_parse(c, argc - 1, argv + 1, &a)) != 0) {
-		if (rc == -1)
-			return CTL_EXIT_OK;
-		sched_usage(c, stderr);
-		return rc;
-	}
-	/* A flag's value the command could not turn into JSON. */
-	if ((rc = c->run(&a)) == CTL_EXIT_USAGE)
-		sched_usage(c, stderr);
-	return rc;
+	return cmd_main(&sched_group, &a, argc, argv);
 }
