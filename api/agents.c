@@ -576,6 +576,25 @@ deploy(struct request *rq, struct response *rs, const struct addr *a,
 	return agent_query(rq, rs, SQL_agents_deployments, a, err, errlen);
 }
 
+/*
+ * What deploy, promote and rollback start with: the agent of the path,
+ * which must exist (a viewer is told 403), and a small body of keys.
+ * 1 with *a and *b (the caller frees it) set; else what the handler
+ * returns, the answer made.
+ */
+static int
+deploy_request(struct request *rq, struct response *rs, const char *const *keys,
+    struct addr *a, json_t **b, char *err, size_t errlen)
+{
+	int r;
+
+	if (req_addr(rq, rs, NULL, a))
+		return 0;
+	if ((r = exists(rq, rs, a, err, errlen)) != 1)
+		return r;
+	return (*b = small_body(rq, rs, keys)) == NULL ? 0 : 1;
+}
+
 /* POST /agents/{id}/deploy {"version", "environment"} */
 int
 agents_deploy(struct request *rq, struct response *rs, char *err, size_t errlen)
@@ -586,12 +605,8 @@ agents_deploy(struct request *rq, struct response *rs, char *err, size_t errlen)
 	json_t *b;
 	int r;
 
-	if (req_addr(rq, rs, NULL, &a))
-		return 0;
-	if ((r = exists(rq, rs, &a, err, errlen)) != 1)
+	if ((r = deploy_request(rq, rs, keys, &a, &b, err, errlen)) != 1)
 		return r;
-	if ((b = small_body(rq, rs, keys)) == NULL)
-		return 0;
 	if ((version = body_str(b, "version", NULL, rs)) == NULL ||
 	    (env = body_str(b, "environment", environments, rs)) == NULL) {
 		json_decref(b);
@@ -617,12 +632,8 @@ agents_promote(
 	json_t *b;
 	int r;
 
-	if (req_addr(rq, rs, NULL, &a))
-		return 0;
-	if ((r = exists(rq, rs, &a, err, errlen)) != 1)
+	if ((r = deploy_request(rq, rs, keys, &a, &b, err, errlen)) != 1)
 		return r;
-	if ((b = small_body(rq, rs, keys)) == NULL)
-		return 0;
 	if ((from = body_str(b, "from", environments, rs)) == NULL ||
 	    (to = body_str(b, "to", environments, rs)) == NULL)
 		r = 0;
@@ -657,12 +668,8 @@ agents_rollback(
 	json_t *b;
 	int r;
 
-	if (req_addr(rq, rs, NULL, &a))
-		return 0;
-	if ((r = exists(rq, rs, &a, err, errlen)) != 1)
+	if ((r = deploy_request(rq, rs, keys, &a, &b, err, errlen)) != 1)
 		return r;
-	if ((b = small_body(rq, rs, keys)) == NULL)
-		return 0;
 	if ((env = body_str(b, "environment", environments, rs)) == NULL) {
 		json_decref(b);
 		return 0;

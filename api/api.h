@@ -43,18 +43,18 @@ struct principal {
 
 /* One request, as a handler sees it (built by http.c). */
 struct request {
-	const char *method;       /* "GET", "POST", ... */
-	char *segs[API_MAX_SEGS]; /* path after API_PREFIX, split on '/', */
-	int nsegs;                /*   percent-decoded, no empty segments */
-	const char *query;        /* raw query string, "" if none */
-	char *body;               /* NUL-terminated, "" if none */
-	size_t body_len;          /* its length in bytes */
-	const char *idem_key;     /* the Idempotency-Key header, or NULL */
+	const char *method;        /* "GET", "POST", ... */
+	char *segs[API_MAX_SEGS];  /* path after API_PREFIX, split on '/', */
+	int nsegs;                 /*   percent-decoded, no empty segments */
+	const char *query;         /* raw query string, "" if none */
+	char *body;                /* NUL-terminated, "" if none */
+	size_t body_len;           /* its length in bytes */
+	const char *idem_key;      /* the Idempotency-Key header, or NULL */
 	const char *authorization; /* the Authorization header, "" if none */
-	struct principal who;     /* the caller (routes that need auth) */
-	int may;                  /* who.role >= the route's min_role */
-	struct db *db;            /* this thread's connection */
-	const struct config *cf;  /* the configuration in force */
+	struct principal who;      /* the caller (routes that need auth) */
+	int may;                   /* who.role >= the route's min_role */
+	struct db *db;             /* this thread's connection */
+	const struct config *cf;   /* the configuration in force */
 };
 
 /* One response (sent by http.c): a status and a JSON body. */
@@ -117,8 +117,8 @@ int schedules_batch_delete(
 int api_parse_id(const char *seg, char *out);
 struct schedule_error;
 int api_doc_error(struct response *rs, const struct schedule_error *e);
-int api_url_denied(const struct request *rq, const char *url,
-    const char *field, struct response *rs);
+int api_url_denied(const struct request *rq, const char *url, const char *field,
+    struct response *rs);
 int api_read_cursor(const char *query, char *us, size_t uslen, char *id,
     size_t idlen, int uuid, struct response *rs);
 int api_page(struct response *rs, struct db_rows *rows, int64_t limit,
@@ -132,14 +132,12 @@ int runs_get(struct request *rq, struct response *rs, char *err, size_t errlen);
 /* executions.c */
 const char *api_scope(const struct request *rq);
 int api_list_limit(const char *query, int64_t *limit, struct response *rs);
-int api_query_enum(const char *query, const char *name,
-    const char *const *set, const char *what, char *buf, size_t len,
-    struct response *rs);
+int api_query_enum(const char *query, const char *name, const char *const *set,
+    const char *what, char *buf, size_t len, struct response *rs);
 struct json_t *api_row_item(const char *text);
 int api_sub_list(struct request *rq, struct response *rs, const char *sql,
     const char *parent, const char *status, const char *us, const char *id,
-    int64_t limit, const char *key, const char *what, char *err,
-    size_t errlen);
+    int64_t limit, const char *key, const char *what, char *err, size_t errlen);
 int executions_list(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int executions_get(
@@ -153,7 +151,8 @@ int agents_list(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int agents_create(
     struct request *rq, struct response *rs, char *err, size_t errlen);
-int agents_get(struct request *rq, struct response *rs, char *err, size_t errlen);
+int agents_get(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
 int agents_update(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int agents_delete(

@@ -352,20 +352,20 @@ int receiver_sign(const char *secret, int64_t t, const char *body, size_t len,
 /* config.c: /etc/cronvisor/cronvisor.conf and its environment overrides. */
 #define CONFIG_PATH "/etc/cronvisor/cronvisor.conf"
 struct config {
-	char *database_url;          /* libpq conninfo or URI */
-	char *redis_url;             /* redis target default server */
-	char *receiver_url;          /* where target-less schedules POST */
-	char *receiver_secret;       /* signs the receiver's events, "" = no */
-	char *agent_callback_url;    /* the API as agents reach it, "" = none */
+	char *database_url;       /* libpq conninfo or URI */
+	char *redis_url;          /* redis target default server */
+	char *receiver_url;       /* where target-less schedules POST */
+	char *receiver_secret;    /* signs the receiver's events, "" = no */
+	char *agent_callback_url; /* the API as agents reach it, "" = none */
 	int64_t max_concurrent_requests; /* agent requests in flight, all */
-	char *supervisor_name;       /* this supervisor's name, "" = host */
-	enum log_level log_level;    /* how much to log */
-	int64_t max_concurrent_runs; /* runs in flight per supervisor */
-	int64_t claim_batch;         /* schedules claimed per transaction */
-	int64_t claim_ahead_ms;      /* claim this long before the instant */
-	int64_t db_timeout_ms;       /* statement/connect/keepalive limit */
-	int64_t heartbeat_seconds;   /* how often a supervisor heartbeats */
-	int64_t lease_seconds;       /* heartbeat age that declares it dead */
+	char *supervisor_name;           /* this supervisor's name, "" = host */
+	enum log_level log_level;        /* how much to log */
+	int64_t max_concurrent_runs;     /* runs in flight per supervisor */
+	int64_t claim_batch;             /* schedules claimed per transaction */
+	int64_t claim_ahead_ms;    /* claim this long before the instant */
+	int64_t db_timeout_ms;     /* statement/connect/keepalive limit */
+	int64_t heartbeat_seconds; /* how often a supervisor heartbeats */
+	int64_t lease_seconds;     /* heartbeat age that declares it dead */
 	int64_t shutdown_grace_seconds;  /* SIGTERM: how long runs may finish */
 	int64_t kill_grace_seconds;      /* SIGTERM to SIGKILL at a timeout */
 	int64_t output_tail_bytes;       /* output kept per run */
@@ -537,8 +537,8 @@ int agent_schema(struct json_t *v, const char *field, struct json_t **out,
     struct schedule_error *e);
 struct json_t *agent_columns(const struct agent_doc *d);
 struct json_t *agent_to_json(const struct agent_doc *d);
-int agent_version_parse(const char *json, size_t len,
-    struct agent_version *v, struct schedule_error *e);
+int agent_version_parse(const char *json, size_t len, struct agent_version *v,
+    struct schedule_error *e);
 void agent_version_clear(struct agent_version *v);
 struct agent_report {
 	char *status; /* "completed" or "failed"; NULL: a heartbeat */
