@@ -528,19 +528,24 @@ small_body(struct request *rq, struct response *rs, const char *const *keys)
 	return b;
 }
 
-/* The version deployed in env of a, into buf ("" none); 0 or -1. */
+/*
+ * A version of a in env that sql ($1 owner, $2 slug, $3 environment; one
+ * column) gives: the one deployed (agents_deployed), the one a rollback
+ * goes back to (agents_rollback_target).  Into buf, "" for none; 0 or -1.
+ */
 static int
-deployed(struct request *rq, const struct addr *a, const char *env, char *buf,
-    size_t len, char *err, size_t errlen)
+version_in(struct request *rq, const char *sql, const struct addr *a,
+    const char *env, char *buf, size_t len, char *err, size_t errlen)
 {
 	const char *p[3] = {a->owner, a->slug, env};
-	struct db_rows *rows =
-	    db_query(rq->db, SQL_agents_deployed, 3, p, err, errlen);
+	struct db_rows *rows = db_query(rq->db, sql, 3, p, err, errlen);
 
 	if (rows == NULL)
 		return -1;
 	snprintf(buf, len, "%s",
-	    db_rows_count(rows) ? db_rows_value(rows, 0, 0) : "");
+	    db_rows_count(rows) && db_rows_value(rows, 0, 0)
+	        ? db_rows_value(rows, 0, 0)
+	        : "");
 	db_rows_free(rows);
 	return 0;
 }
@@ -640,8 +645,8 @@ agents_promote(
 	else if (strcmp(from, to) == 0)
 		r = api_error(rs, 400, "invalid_field", "to",
 		    "promote to another environment than from");
-	else if (deployed(
-	             rq, &a, from, version, sizeof(version), err, errlen) == -1)
+	else if (version_in(rq, SQL_agents_deployed, &a, from, version,
+	             sizeof(version), err, errlen) == -1)
 		r = API_DB_FAILED;
 	else if (version[0] == '\0')
 		r = api_error(rs, 409, "nothing_deployed", "from",
@@ -661,8 +666,7 @@ agents_rollback(
     struct request *rq, struct response *rs, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"environment", NULL};
-	const char *env, *p[3];
-	struct db_rows *rows;
+	const char *env;
 	char version[128];
 	struct addr a;
 	json_t *b;
@@ -674,19 +678,11 @@ agents_rollback(
 		json_decref(b);
 		return 0;
 	}
-	p[0] = a.owner;
-	p[1] = a.slug;
-	p[2] = env;
-	if ((rows = db_query(rq->db, SQL_agents_rollback_target, 3, p, err,
-	         errlen)) == NULL) {
+	if (version_in(rq, SQL_agents_rollback_target, &a, env, version,
+	        sizeof(version), err, errlen) == -1) {
 		json_decref(b);
 		return API_DB_FAILED;
 	}
-	snprintf(version, sizeof(version), "%s",
-	    db_rows_count(rows) && db_rows_value(rows, 0, 0)
-	        ? db_rows_value(rows, 0, 0)
-	        : "");
-	db_rows_free(rows);
 	if (version[0] == '\0')
 		r = api_error(rs, 409, "nothing_to_roll_back", "environment",
 		    "%s has no earlier version to go back to in %s", a.slug,
