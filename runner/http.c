@@ -241,23 +241,28 @@ http_write(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
-/* The method and body: POST if there is a body, GET if not, by default. */
+/*
+ * The method and body: POST if there is a body, GET if not, by default;
+ * a GET or HEAD sends no body (the run's event is not sent with them).
+ */
 static int
 http_method(CURL *h, const struct run_spec *spec)
 {
 	const char *m = spec->method;
 	int rc = 0;
 
+	if (m != NULL && strcmp(m, "GET") == 0)
+		return curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	if (m != NULL && strcmp(m, "HEAD") == 0)
+		return curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 	if (spec->body != NULL || (m != NULL && strcmp(m, "POST") == 0)) {
 		rc |= curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
 		    (curl_off_t)(spec->body != NULL ? spec->body_len : 0));
 		rc |= curl_easy_setopt(h, CURLOPT_POSTFIELDS,
 		    spec->body != NULL ? spec->body : "");
 	}
-	if (m == NULL || strcmp(m, "GET") == 0 || strcmp(m, "POST") == 0)
+	if (m == NULL || strcmp(m, "POST") == 0)
 		return rc;
-	if (strcmp(m, "HEAD") == 0)
-		return rc | curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 	return rc | curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, m);
 }
 

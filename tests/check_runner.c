@@ -810,6 +810,28 @@ START_TEST(test_http_500)
 }
 END_TEST
 
+/* GET means GET: the run's event body is not sent (it was, as a POST). */
+START_TEST(test_http_get)
+{
+	struct run_spec s;
+	struct srv sv;
+	struct ran r;
+
+	srv_open(&sv);
+	spec_http(&s, &sv);
+	s.method = "GET";
+	run_http(&s, &sv, RESP_200, &r);
+	ck_assert_msg(strncmp(sv.req, "GET /hook?x=1 HTTP/1.1\r\n", 24) == 0,
+	    "%s", sv.req);
+	ck_assert_ptr_null(strstr(sv.req, "scheduled_job_id"));
+	ck_assert_ptr_null(strstr(sv.req, "Content-Length"));
+	ck_assert_int_eq(r.res.status, RESULT_OK);
+	ck_assert_int_eq(r.res.http_status, 200);
+	result_clear(&r.res);
+	srv_close(&sv);
+}
+END_TEST
+
 START_TEST(test_http_500_permanent)
 {
 	struct run_spec s;
@@ -944,6 +966,7 @@ runner_suite(void)
 	tcase_set_timeout(th, 15);
 	tcase_add_test(th, test_http_ok);
 	tcase_add_test(th, test_http_500);
+	tcase_add_test(th, test_http_get);
 	tcase_add_test(th, test_http_500_permanent);
 	tcase_add_test(th, test_http_redirect);
 	tcase_add_test(th, test_http_refused);
