@@ -217,6 +217,23 @@ agents_list(struct request *rq, struct response *rs, char *err, size_t errlen)
 	return r;
 }
 
+/*
+ * Wakes the supervisors to probe an agent whose health URL is set (a new
+ * agent, or a new URL or interval: agents.sql probes it at once), in the
+ * caller's transaction if one is open.  A lost wake only delays the
+ * probe to the supervisors' next look (HEALTH_POLL_MS).
+ */
+static void
+wake_probes(struct request *rq, const struct agent_doc *d)
+{
+	char err[CV_ERRLEN];
+
+	if (d->health_url != NULL && d->enabled &&
+	    db_notify(rq->db, "cronvisor_wake", "health", err, sizeof(err)) ==
+	        -1)
+		log_warnx("database: %s", err);
+}
+
 /* POST /agents: a new agent (201), 409 if the owner has one of its id. */
 int
 agents_create(struct request *rq, struct response *rs, char *err, size_t errlen)
@@ -262,6 +279,7 @@ agents_create(struct request *rq, struct response *rs, char *err, size_t errlen)
 		agent_clear(&d);
 		return 0;
 	}
+	wake_probes(rq, &d);
 	agent_clear(&d);
 	return reply_text(rs, 201, rows);
 }
@@ -328,6 +346,7 @@ agents_update(struct request *rq, struct response *rs, char *err, size_t errlen)
 		return rs->status ? 0 : api_doc_error(rs, &e);
 	}
 	c = agent_columns(&d);
+	wake_probes(rq, &d);
 	agent_clear(&d);
 	if (c == NULL || (cols = json_dumps(c, JSON_COMPACT)) == NULL) {
 		json_decref(c);

@@ -155,6 +155,8 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- A jobs row as the API returns it; attempts is how many runs it had.
+-- A pending job of an agent that is unhealthy, whose jobs wait for it
+-- (when_unhealthy: wait), says so in wait_reason.
 CREATE OR REPLACE FUNCTION cronvisor_job_json(j jobs) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT (to_jsonb(j) - ARRAY['job_key'])
@@ -165,7 +167,19 @@ LANGUAGE sql STABLE AS $$
                'updated_at', cronvisor_time(j.updated_at),
                'finished_at', cronvisor_time(j.finished_at),
                'attempt_count', (SELECT count(*) FROM runs r
-                                 WHERE r.job_id = j.id))
+                                 WHERE r.job_id = j.id),
+               'wait_reason', CASE WHEN j.status = 'pending'
+                                    AND j.agent_id IS NOT NULL THEN (
+                   SELECT 'agent ' || a.agent_id
+                          || ' is unhealthy (when_unhealthy: wait), probed at '
+                          || cronvisor_time(a.health_checked_at) || ': '
+                          || coalesce(a.health_error,
+                                      'its health probe failed')
+                   FROM schedules s JOIN agents a ON a.owner = s.owner
+                   WHERE s.id = j.schedule_id AND a.agent_id = j.agent_id
+                     AND a.enabled AND a.health_url IS NOT NULL
+                     AND a.healthy IS FALSE AND a.when_unhealthy = 'wait')
+               END)
 $$;
 
 -- An agents row as the API returns it (docs/agents.md): never its
@@ -280,20 +294,26 @@ END $$;
 REVOKE ALL ON FUNCTION cronvisor_job_report(uuid, text, text, text, jsonb,
     jsonb) FROM PUBLIC;
 
--- Whether agent p_agent of owner p_owner has no request to spare: p_load
+-- Whether agent p_agent of owner p_owner takes no request now: p_load
 -- requests are in flight in all (claim_due computes it once) and p_max is
 -- the global max_concurrent_requests, or the agent's own limit is
 -- reached, counted from the attempts that run (a supervisor killed with
--- requests in flight holds them until a peer declares them lost).
+-- requests in flight holds them until a peer declares them lost), or its
+-- last health probe failed and its jobs wait for it (when_unhealthy:
+-- wait; a probe that succeeds wakes the supervisors).
 CREATE OR REPLACE FUNCTION cronvisor_agent_full(p_owner text, p_agent text,
     p_load bigint, p_max bigint) RETURNS boolean
 LANGUAGE sql STABLE AS $$
     SELECT p_load >= p_max OR EXISTS (
         SELECT 1 FROM agents a
         WHERE a.owner = p_owner AND a.agent_id = p_agent
-          AND a.max_concurrent_requests > 0
-          AND (SELECT count(*) FROM runs r JOIN jobs j ON j.id = r.job_id
-               JOIN schedules s ON s.id = r.schedule_id
-               WHERE r.status = 'running' AND j.agent_id = p_agent
-                 AND s.owner = p_owner) >= a.max_concurrent_requests)
+          AND ((a.enabled AND a.health_url IS NOT NULL
+                AND a.healthy IS FALSE AND a.when_unhealthy = 'wait')
+               OR (a.max_concurrent_requests > 0
+                   AND (SELECT count(*)
+                        FROM runs r JOIN jobs j ON j.id = r.job_id
+                        JOIN schedules s ON s.id = r.schedule_id
+                        WHERE r.status = 'running' AND j.agent_id = p_agent
+                          AND s.owner = p_owner)
+                       >= a.max_concurrent_requests)))
 $$;

@@ -116,6 +116,42 @@ basic_auth(struct spec_buf *sb, size_t *n, const char *user, const char *pw)
 }
 
 /*
+ * The agent's auth into sb->headers (n in use), for a request whose body
+ * is body: a bearer token, basic credentials, or an HMAC signature of the
+ * body (docs/agents.md, "Auth"); nothing for "none".  0, or -1 out of
+ * memory.
+ */
+int
+agent_auth(struct spec_buf *sb, size_t *n, const char *auth,
+    const char *username, const char *secret, const char *body)
+{
+	char sig[RECEIVER_SIG_LEN];
+
+	if (auth == NULL || secret == NULL)
+		return 0;
+	if (strcmp(auth, "bearer") == 0) {
+		char *b = NULL;
+		int r;
+
+		if (asprintf(&b, "Bearer %s", secret) < 0)
+			return -1;
+		r = sched_header(sb, n, "Authorization", b);
+		explicit_bzero(b, strlen(b));
+		free(b);
+		return r;
+	}
+	if (strcmp(auth, "basic") == 0)
+		return basic_auth(sb, n, username ? username : "", secret);
+	if (strcmp(auth, "hmac") == 0)
+		return receiver_sign(secret, (int64_t)time(NULL), body,
+		           strlen(body), sig, sizeof(sig)) == -1 ||
+		        sched_header(sb, n, "X-Cronvisor-Signature", sig) == -1
+		    ? -1
+		    : 0;
+	return 0;
+}
+
+/*
  * The spec of agent job j from row `row` of claim_agents (claim.sql):
  * an HTTP POST of the job to the agent's (or its version's) endpoint,
  * with the job's headers, the agent's auth and the callback token.  A job
@@ -136,7 +172,7 @@ agent_spec(struct job *j, const struct db_rows *rows, int row,
 	struct run_spec *spec = &j->spec;
 	struct jschema_error je;
 	json_t *params, *schema;
-	char sig[RECEIVER_SIG_LEN], attempt[24];
+	char attempt[24];
 	size_t n = 0;
 	int64_t ms;
 
@@ -198,27 +234,9 @@ agent_spec(struct job *j, const struct db_rows *rows, int row,
 	    sched_header(sb, &n, "Idempotency-Key",
 	        val(rows, row, CLAIM_AGENT_COL_JOB)) == -1)
 		goto oom;
-	if (auth && strcmp(auth, "bearer") == 0 && secret) {
-		char *b = NULL;
-		int r;
-
-		if (asprintf(&b, "Bearer %s", secret) < 0)
-			goto oom;
-		r = sched_header(sb, &n, "Authorization", b);
-		explicit_bzero(b, strlen(b));
-		free(b);
-		if (r == -1)
-			goto oom;
-	} else if (auth && strcmp(auth, "basic") == 0 && secret) {
-		if (basic_auth(sb, &n, val(rows, row, CLAIM_AGENT_COL_USERNAME),
-		        secret) == -1)
-			goto oom;
-	} else if (auth && strcmp(auth, "hmac") == 0 && secret) {
-		if (receiver_sign(secret, (int64_t)time(NULL), sb->body,
-		        strlen(sb->body), sig, sizeof(sig)) == -1 ||
-		    sched_header(sb, &n, "X-Cronvisor-Signature", sig) == -1)
-			goto oom;
-	}
+	if (agent_auth(sb, &n, auth, val(rows, row, CLAIM_AGENT_COL_USERNAME),
+	        secret, sb->body) == -1)
+		goto oom;
 	ms = tmo ? strtoll(tmo, NULL, 10) : AGENT_TIMEOUT_DEF;
 	spec->run_id = j->run_id;
 	spec->schedule = j->name;

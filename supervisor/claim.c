@@ -84,6 +84,7 @@ struct agent_count {
 	char *agent;     /* its agent_id */
 	int64_t running; /* its requests in flight, with the claim's own */
 	int64_t max;     /* its max_concurrent_requests, 0: none */
+	char *unhealthy; /* why its jobs wait for its health, or NULL */
 };
 
 /* The limit of runs in flight per owner: owner_max_running or its default. */
@@ -223,6 +224,14 @@ agent_slot(struct claim *cl)
 		a->max = db_rows_count(rows)
 		    ? strtoll(db_rows_value(rows, 0, 0), NULL, 10)
 		    : 0;
+		if (db_rows_count(rows) &&
+		    strcmp(db_rows_value(rows, 0, 1), "t") == 0 &&
+		    (a->unhealthy = strdup(db_rows_value(rows, 0, 2))) ==
+		        NULL) {
+			db_rows_free(rows);
+			log_errbuf(cl->err, cl->errlen, "out of memory");
+			return NULL;
+		}
 		db_rows_free(rows);
 	}
 	return a;
@@ -253,6 +262,8 @@ claim_room(struct claim *cl, struct claim_room *room)
 	left = cl->cf->max_concurrent_requests - cl->requests;
 	if (a->max > 0 && a->max - a->running < left)
 		left = a->max - a->running;
+	if (a->unhealthy != NULL) /* its jobs wait until a probe succeeds */
+		left = 0;
 	if (left < room->runs)
 		room->runs = left;
 	return 0;
@@ -266,6 +277,27 @@ owner_note(const struct claim *cl, char *note, size_t len)
 	    "owner %s at its limit of %lld runs in flight "
 	    "(owner_max_running)",
 	    cl->owner, (long long)cl->owner_max);
+	return note;
+}
+
+/*
+ * Why cl->agent's job does not go (claim_room() left it none), into note
+ * (len bytes).
+ */
+static const char *
+agent_note(struct claim *cl, char *note, size_t len)
+{
+	struct agent_count *a = agent_slot(cl); /* read by claim_room() */
+
+	if (a != NULL && a->unhealthy != NULL)
+		snprintf(note, len,
+		    "agent %s is unhealthy (when_unhealthy: wait): %s",
+		    cl->agent, a->unhealthy);
+	else
+		snprintf(note, len,
+		    "agent requests at their limit "
+		    "(max_concurrent_requests)");
+	finish_text(note, strlen(note));
 	return note;
 }
 
@@ -301,6 +333,7 @@ owners_free(struct claim *cl)
 	for (int i = 0; i < cl->nagents; i++) {
 		free(cl->agents[i].owner);
 		free(cl->agents[i].agent);
+		free(cl->agents[i].unhealthy);
 	}
 	free(cl->agents);
 }
@@ -858,8 +891,7 @@ claim_trigger(struct claim *cl, const struct db_rows *trig, int i)
 		    owner_note(cl, note, sizeof(note)), NULL);
 	} else if (cl->agent != NULL && room.runs <= 0) {
 		r = trigger_run(cl, tid, run, s.slot_seq, "skipped",
-		    "agent requests at their limit (max_concurrent_requests)",
-		    NULL);
+		    agent_note(cl, note, sizeof(note)), NULL);
 	} else if ((r = owner_took(cl, 1)) == 0) {
 		r = trigger_start(cl, &s, tid, run,
 		    strtoll(db_rows_value(trig, i, CLAIM_TRIGGER_COL_CREATED),

@@ -39,6 +39,9 @@
 #define GATHER_BUSY_MS   100         /* with a backlog, at most that long */
 #define GATHER_BUSY_RUNS 16          /* or until that many wait (busy_runs) */
 #define POLL_MS          30000       /* claim at least this often, in ms */
+#define PROBE_POLL_MS    30000       /* look for due probes this often, ms */
+#define PROBE_BUSY_MS    1000        /* or that soon when more are due */
+#define PROBES_MAX       8           /* health probes in flight at most */
 #define TRIGGER_POLL_MS  250         /* while a trigger request waits, in ms */
 #define TAG_SIGNAL       ((void *)1) /* epoll data of the signalfd */
 #define TAG_TIMER        ((void *)2) /* of the timerfd */
@@ -313,11 +316,11 @@ finish_batch(void)
 	size_t n = 0, i;
 
 	for (j = sv.jobs; j; j = j->next)
-		n += j->state == JOB_ENDED;
+		n += j->state == JOB_ENDED && !j->probe;
 	if (n < 2 || (v = calloc(n, sizeof(*v))) == NULL)
 		return 0;
 	for (i = 0, j = sv.jobs; j; j = j->next)
-		if (j->state == JOB_ENDED)
+		if (j->state == JOB_ENDED && !j->probe)
 			v[i++] = j;
 	qsort(v, n, sizeof(*v), by_schedule);
 	if (db_begin(sv.db, err, sizeof(err)) == -1)
@@ -342,6 +345,26 @@ fail:
 	return 0;
 }
 
+/*
+ * Writes the health probes that ended, in one statement; on a database
+ * error they wait.  0, or -1 when the connection is lost.
+ */
+static int
+probes_ended(void)
+{
+	struct job *v[PROBES_MAX], *j;
+	char err[CV_ERRLEN];
+	size_t n = 0;
+
+	for (j = sv.jobs; j && n < PROBES_MAX; j = j->next)
+		if (j->state == JOB_ENDED && j->probe)
+			v[n++] = j;
+	if (n == 0 || health_write(sv.db, v, n, err, sizeof(err)) == 0)
+		return 0;
+	db_failed(err);
+	return db_error(sv.db) == DB_ERR_CONNECTION ? -1 : 0;
+}
+
 /* Writes the results of ended jobs; on a database error they wait. */
 static void
 finish_ended(void)
@@ -349,10 +372,10 @@ finish_ended(void)
 	char err[CV_ERRLEN];
 	int r;
 
-	if ((r = finish_batch()) != 0)
+	if (probes_ended() == -1 || (r = finish_batch()) != 0)
 		return;
 	for (struct job *j = sv.jobs; j; j = j->next) {
-		if (j->state != JOB_ENDED)
+		if (j->state != JOB_ENDED || j->probe)
 			continue;
 		if (finish_run(sv.db, sv.id, j, 0, err, sizeof(err)) == -1) {
 			if (db_error(sv.db) == DB_ERR_CONNECTION) {
@@ -494,8 +517,10 @@ static void
 wake(const char *channel, const char *payload, void *arg)
 {
 	(void)channel;
-	(void)payload;
 	(void)arg;
+	/* An agent's health URL was set: probe it now (health.c). */
+	if (payload != NULL && strcmp(payload, "health") == 0)
+		sv.probe_ms = 0;
 	sv.want_claim = 1;
 }
 
@@ -602,7 +627,7 @@ reconcile(int64_t now_ms, char *err, size_t errlen)
 		    n);
 	for (struct job *j = sv.jobs; j; j = j->next)
 		if (j->state == JOB_RUNNING && j->seen != round &&
-		    j->cause == REAP_EXITED) {
+		    j->cause == REAP_EXITED && !j->probe) {
 			log_warnx("run %s: no longer ours in the database (a "
 			          "peer declared it lost); stopping its runner",
 			    j->run_id);
@@ -701,7 +726,7 @@ fence(int64_t now_ms)
 		return;
 	for (struct job *j = sv.jobs; j; j = j->next)
 		if (j->state == JOB_RUNNING && !j->reaped &&
-		    j->cause == REAP_EXITED) {
+		    j->cause == REAP_EXITED && !j->probe) {
 			job_interrupt(
 			    j, REAP_FENCED, now_ms, sv.cf.kill_grace_seconds);
 			n++;
@@ -715,6 +740,44 @@ fence(int64_t now_ms)
 	sv.fenced = 1;
 }
 
+/*
+ * Takes the agents whose health probe is due, as many as there is room
+ * for (PROBES_MAX in flight, and they count among the runs), and leaves
+ * their probes in sv.fresh for the loop to start; looks again when the
+ * next is due, PROBE_POLL_MS at the latest (an agent created meanwhile
+ * wakes it at once).
+ */
+static void
+probe_agents(int64_t now_ms)
+{
+	char err[CV_ERRLEN];
+	struct job *jobs, **tail;
+	int64_t next, at;
+	int limit = PROBES_MAX, n, room;
+
+	sv.probe_ms = now_ms + PROBE_POLL_MS;
+	for (struct job *j = sv.jobs; j; j = j->next)
+		limit -= j->probe && j->state != JOB_DONE;
+	if ((room = (int)sv.cf.max_concurrent_runs - jobs_live()) < limit)
+		limit = room;
+	if ((n = health_claim(sv.db, &sv.cf, sv.id, limit < 0 ? 0 : limit,
+	         &jobs, &next, err, sizeof(err))) == -1) {
+		db_failed(err);
+		return;
+	}
+	for (tail = &jobs; *tail != NULL; tail = &(*tail)->next)
+		sv.nfresh++;
+	*tail = sv.fresh;
+	sv.fresh = jobs;
+	if (next != INT64_MAX) {
+		at = now_ms + (next - clock_real_us() / 1000);
+		if (at < now_ms + PROBE_BUSY_MS)
+			at = now_ms + PROBE_BUSY_MS;
+		if (at < sv.probe_ms)
+			sv.probe_ms = at;
+	}
+}
+
 /* Is there database work for a task now? */
 static int
 db_work_due(int64_t now_ms)
@@ -726,7 +789,8 @@ db_work_due(int64_t now_ms)
 		return 1;
 	if (sv.db_failing && now_ms < sv.db_retry_ms)
 		return 0;
-	return (sv.want_claim && !sv.stopping && !sv.fenced) ||
+	return ((sv.want_claim || now_ms >= sv.probe_ms) && !sv.stopping &&
+	           !sv.fenced) ||
 	    now_ms >= sv.heartbeat_ms || now_ms >= sv.poll_ms ||
 	    now_ms >= jobs_ended();
 }
@@ -760,6 +824,8 @@ db_work(void *arg)
 		sv.poll_ms = now_ms + POLL_MS;
 		sv.want_claim = 1;
 	}
+	if (now_ms >= sv.probe_ms && !sv.stopping && !sv.fenced && !sv.db_down)
+		probe_agents(now_ms);
 	if (sv.want_claim && !sv.stopping && !sv.fenced && !sv.db_down)
 		claim();
 	/*
@@ -793,6 +859,8 @@ wait_ms(int64_t now_ms)
 				next = sv.heartbeat_ms;
 			if (sv.poll_ms < next)
 				next = sv.poll_ms;
+			if (!sv.stopping && !sv.fenced && sv.probe_ms < next)
+				next = sv.probe_ms;
 			if ((t = jobs_ended()) < next)
 				next = t;
 		}

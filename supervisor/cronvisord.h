@@ -119,6 +119,9 @@ struct job {
 	char agent_env[16];          /* its environment */
 	char *result;                /* an agent's answer or report (JSON) */
 	int adopted;                 /* taken back from waiting: no runner */
+	int probe;                   /* an agent's health probe (health.c) */
+	char *owner;                 /* probe: the agent's owner */
+	char *probe_url;             /* probe: what it GETs */
 	struct job *next;            /* list of jobs */
 };
 
@@ -153,6 +156,7 @@ struct supervisor {
 	char db_last[CV_ERRLEN]; /* the failure last logged */
 	int64_t lease_ok_ms;     /* when the last renewed heartbeat was sent */
 	int fenced;              /* runs stopped: the lease was not renewed */
+	int64_t probe_ms;        /* next look for due health probes, or 0 */
 };
 extern struct supervisor sv;
 
@@ -240,11 +244,19 @@ void decide_finish(const struct sched *s, const struct run_end *e,
 #define AGENT_TOKEN_LEN 64 /* hex characters of a callback token */
 struct db_rows;
 int agent_token(char *buf, size_t len);
+int agent_auth(struct spec_buf *sb, size_t *n, const char *auth,
+    const char *username, const char *secret, const char *body);
 void agent_spec(struct job *j, const struct db_rows *rows, int row,
     const char *token, const struct config *cf);
 void agent_outcome(struct job *j);
 void agent_adopted(struct job *j, const struct db_rows *rows, int row,
     const struct config *cf);
+
+/* health.c: the agents' health probes (docs/agents.md, "Health"). */
+int health_claim(struct db *db, const struct config *cf, int64_t sv_id,
+    int limit, struct job **jobs, int64_t *next_ms, char *err, size_t errlen);
+int health_write(
+    struct db *db, struct job *const *v, size_t n, char *err, size_t errlen);
 
 /* batch.c */
 json_t *batch_int(int64_t v, int null);

@@ -57,6 +57,8 @@ job_free(struct job *j)
 	result_clear(&j->res);
 	free(j->name);
 	free(j->result);
+	free(j->owner);
+	free(j->probe_url);
 	free(j);
 }
 
@@ -82,6 +84,8 @@ job_ended(struct job *j)
 	j->ended_us = clock_real_us();
 	j->ended_ms = clock_ms();
 	job_state(j, JOB_ENDED);
+	log_debug("run %s schedule \"%s\": ended, its result to be written",
+	    j->run_id, j->name);
 }
 
 /* Ends j without a runner: a verdict of its own. */

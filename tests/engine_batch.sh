@@ -205,7 +205,27 @@ sql "INSERT INTO triggers (schedule_id, requested_by)
 	SELECT id, 'test' FROM schedules WHERE name IN ('mixed-1', 'mixed-2')" >/dev/null
 ok mixed-all-ready "$(ready 6)" 6
 locked=$(grep -c 'schedules locked first' "$work/cvd.log")
+# The six end within moments of each other, yet a slow machine may see
+# the first end alone and write it before the others end.  The test
+# holds the jobs table locked (a finish writes its runs' jobs; nothing
+# else the supervisor does meanwhile writes that table) until all six
+# have ended in the supervisor (its log says so), so that whatever a first
+# write took, the rest wait together for the next one.
+mkfifo "$work/lock" || exit 1
+psql "$url" -X -q -v ON_ERROR_STOP=1 <"$work/lock" >/dev/null 2>&1 9>&- &
+locker=$!
+exec 8>"$work/lock"
+echo "BEGIN; LOCK TABLE jobs IN SHARE MODE;" >&8
+wait_for 10 "SELECT count(*) = 1 FROM pg_locks WHERE relation = 'jobs'::regclass
+	AND mode = 'ShareLock' AND granted"
+ok mixed-lock-held "$?" 0
 exec 9>&-
+ended() { [ "$(grep -c 'schedule "mixed-[0-9]": ended' "$work/cvd.log")" -ge 6 ]; }
+wait_until 15 ended
+ok mixed-all-ended "$(grep -c 'schedule "mixed-[0-9]": ended' "$work/cvd.log")" 6
+echo "COMMIT;" >&8
+exec 8>&-
+wait "$locker"
 wait_for 15 "SELECT count(*) = 0 FROM runs r JOIN schedules s ON s.id = r.schedule_id
 	WHERE s.name LIKE 'mixed-%' AND r.status = 'running'"
 ok mixed-runs "$(sql "SELECT string_agg(s.name || ':' || r.triggered || ':' || r.status || ':' || r.output,

@@ -363,6 +363,12 @@ WHERE r.status = 'running' AND j.agent_id IS NOT NULL
 GROUP BY s.owner, j.agent_id;
 
 -- name: claim_agent_limit
--- The max_concurrent_requests of agent $2 of owner $1 (0: none).
-SELECT max_concurrent_requests FROM agents
+-- The max_concurrent_requests of agent $2 of owner $1 (0: none), and
+-- whether its jobs wait for it to be healthy again (its last probe failed
+-- and when_unhealthy is wait), with the probe's error.
+SELECT max_concurrent_requests,
+       enabled AND health_url IS NOT NULL AND healthy IS FALSE
+           AND when_unhealthy = 'wait',
+       coalesce(health_error, 'its health probe failed')
+FROM agents
 WHERE owner = $1 AND agent_id = $2;

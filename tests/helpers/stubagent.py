@@ -27,6 +27,7 @@ the path:
   /slow          sleeps params.sleep_ms, then 200
   /redirect      302 to params.location
   /health        200;  /unhealthy  500
+  /health/NAME   the status a PUT of {"code": N} to it set (200 before)
 Every report it sends is logged too ("report": the answer's status code),
 and each request with "inflight": how many requests of its path were being
 answered when it came, itself included.
@@ -42,6 +43,7 @@ port_file, log_file = sys.argv[1], sys.argv[2]
 lock = threading.Lock()
 counts = {}
 inflight = {}  # requests being answered, by path: what "inflight" logs
+health = {}  # /health/NAME: the status GET answers (PUT sets it), 200
 
 
 def log(entry):
@@ -87,8 +89,24 @@ class Agent(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
-        log({"path": self.path, "method": "GET"})
-        self.reply(200 if self.path == "/health" else 500, b'{"ok": true}')
+        log({"path": self.path, "method": "GET", "at": time.time(),
+             "headers": {"Authorization": self.headers.get("Authorization")}})
+        if self.path.startswith("/health/"):
+            with lock:
+                code = health.get(self.path[len("/health/"):], 200)
+        else:
+            code = 200 if self.path == "/health" else 500
+        self.reply(code, b'{"ok": true}')
+
+    def do_PUT(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(n) or b"{}")
+        if not self.path.startswith("/health/"):
+            self.reply(404)
+            return
+        with lock:
+            health[self.path[len("/health/"):]] = int(body["code"])
+        self.reply(204)
 
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
