@@ -123,8 +123,9 @@ lose(struct db *db, const struct db_rows *rows, int i, const char *why,
 
 /*
  * Declares lost the runs of supervisors other than `self` that stopped or
- * whose heartbeat is older than lease seconds.  Returns how many, or -1
- * with err set.
+ * whose heartbeat is older than lease seconds; those whose agent reported
+ * already wait for a claim to take the report instead.  Returns how many
+ * were lost, or -1 with err set.
  */
 int
 peer_reap_lost(
@@ -132,10 +133,17 @@ peer_reap_lost(
 {
 	char a[24], b[24];
 	const char *p[2] = {num(a, sizeof(a), self), num(b, sizeof(b), lease)};
-	struct db_rows *rows = db_query(db, SQL_peer_lost, 2, p, err, errlen);
+	struct db_rows *rows = db_query(db, SQL_peer_reported, 2, p, err, errlen);
 	int n;
 
 	if (rows == NULL)
+		return -1;
+	for (int i = 0; i < db_rows_count(rows); i++)
+		log_info("run %s: its supervisor stopped after its agent "
+		         "reported; the report is taken",
+		    db_rows_value(rows, i, 0));
+	db_rows_free(rows);
+	if ((rows = db_query(db, SQL_peer_lost, 2, p, err, errlen)) == NULL)
 		return -1;
 	n = db_rows_count(rows);
 	for (int i = 0; i < n; i++)

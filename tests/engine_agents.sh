@@ -202,7 +202,8 @@ grep '"path": "/silent"' "$tmp/agent.log" | jq -c 'select(.body.params == {}) | 
 	done >"$tmp/kill.codes"
 ok "kill -9: the API took the 5 reports without a supervisor" "$(sort "$tmp/kill.codes" | uniq -c | awk '{print $1, $2}')" "5 200"
 "$CRONVISORD" -f "$CV_CONF" </dev/null >>"$work/cvd.log" 2>&1 &
-extra="$extra $!"
+sv1=$!
+extra="$extra $sv1"
 wait_for 30 "SELECT count(*) = 5 FROM schedules WHERE name LIKE 'kill%' AND status = 'done'"
 ok "kill -9: all 5 completed by the new supervisor" "$(sql "SELECT count(*) FROM jobs j JOIN schedules s ON s.id = j.schedule_id WHERE s.name LIKE 'kill%' AND j.status = 'completed' AND j.result ->> 'k' = '1'")" 5
 ok "kill -9: none sent twice" "$(($(seen /silent) - before))" 5
@@ -211,7 +212,8 @@ ok "kill -9: one attempt each, none lost" "$(sql "SELECT string_agg(DISTINCT r.s
 # --- an agent's max_concurrent_requests, over two supervisors --------------------------
 sed 's/^supervisor_name = .*/supervisor_name = "second"/' "$CV_CONF" >"$tmp/second.conf"
 "$CRONVISORD" -f "$tmp/second.conf" </dev/null >>"$work/cvd2.log" 2>&1 &
-extra="$extra $!"
+sv2=$!
+extra="$extra $sv2"
 agent lim /slow '"max_concurrent_requests": 2'
 for i in 1 2 3 4 5 6; do
 	sched "lim$i" lim '{"sleep_ms": 1200}' '"max_retries": 0' >/dev/null
@@ -235,6 +237,25 @@ done
 ok "priority: the three waited while the blocker ran" "$(sql "SELECT count(*) FROM runs r JOIN schedules s ON s.id = r.schedule_id WHERE s.name IN ('p1', 'p5', 'p10') AND r.started_at < (SELECT finished_at FROM runs r2 JOIN schedules s2 ON s2.id = r2.schedule_id WHERE s2.name = 'blocker')")" 0
 wait_for 40 "SELECT count(*) = 4 FROM schedules WHERE name IN ('blocker', 'p1', 'p5', 'p10') AND status = 'done'"
 ok "priority: 10, 5, then 1 once the blocker ended" "$(grep '"path": "/slow"' "$tmp/agent.log" | jq -r 'select(.body.params.p != null) | .body.params.p' | tr '\n' ' ')" "10 5 1 "
+
+# --- the agent reported, then its supervisor died before writing the 202 ---------------
+# The stub reports first and answers 202 a second later; the test stops the
+# supervisor that sent the request in that second (its run still
+# `running`, the report stored), then kills it.  The other supervisor
+# takes the report over once the lease has run out, rather than declaring
+# the run lost and sending the job again.
+agent early /report-first
+s_e=$(sched early early '{"sleep_ms": 1500}' '"max_retries": 2, "retry_delay_seconds": 1')
+wait_for 20 "SELECT count(*) = 1 FROM runs WHERE schedule_id = '$s_e' AND status = 'running' AND reported_at IS NOT NULL"
+owner=$(sql "SELECT s.name FROM runs r JOIN supervisors s ON s.id = r.supervisor_id WHERE r.schedule_id = '$s_e'")
+if [ "$owner" = second ]; then victim=$sv2; else victim=$sv1; fi
+kill -STOP "$victim"
+ok "reported first: the run still running, its report stored" "$(sql "SELECT status || ' ' || (report ->> 'status') FROM runs WHERE schedule_id = '$s_e'")" "running completed"
+kill -KILL "$victim"
+wait_for 20 "SELECT status = 'done' FROM schedules WHERE id = '$s_e'"
+ok "reported first: completed with the report by the other supervisor" "$(state "$s_e")" "done success completed 1"
+ok "reported first: the result is the report's" "$(sql "SELECT result ->> 'first' FROM jobs WHERE schedule_id = '$s_e'")" true
+ok "reported first: one request, not a retry" "$(seen /report-first)" 1
 
 api_finish
 summary engine_agents

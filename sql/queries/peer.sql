@@ -31,6 +31,20 @@ r.supervisor_id,                               -- lease
 s.name,                                        -- supervisor
 r.triggered                                    -- triggered
 
+-- name: peer_reported
+-- Runs in flight of supervisors other than $1 that stopped or whose
+-- heartbeat is older than $2 seconds, whose agent reported already (it
+-- was quicker than the supervisor's write of its 202): not lost, they
+-- wait, expired at once, for a claim to take the report (claim_reports),
+-- rather than go to a retry that would send the job again.
+UPDATE runs r SET status = 'waiting', expires_at = now()
+FROM supervisors s
+WHERE s.id = r.supervisor_id AND r.status = 'running'
+  AND r.report IS NOT NULL AND s.id <> $1
+  AND (s.stopped_at IS NOT NULL
+       OR s.heartbeat < now() - make_interval(secs => $2))
+RETURNING r.id;
+
 -- name: peer_lost
 -- Runs in flight of supervisors other than $1 that stopped or whose
 -- heartbeat is older than $2 seconds, 100 at a time.

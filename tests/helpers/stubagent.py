@@ -17,6 +17,8 @@ the path:
   /async-fail    202, then reports "failed", retryable: params.retryable
   /async-twice   202, then reports "completed" twice (the same report)
   /silent        202, and never reports
+  /report-first  reports "completed" first, then answers 202 after
+                 params.sleep_ms (1000)
   /beat          202, then heartbeats every params.beat_ms, params.beats
                  times, then reports "completed"
   /flaky         503 until the job's params.fail_times attempts failed, then
@@ -155,6 +157,11 @@ class Agent(BaseHTTPRequestHandler):
             later(delay, post, cb.get("url"), cb.get("token"), rep)
             if path == "/async-twice":
                 later(delay + 0.3, post, cb.get("url"), cb.get("token"), rep)
+        elif path == "/report-first":
+            post(cb.get("url"), cb.get("token"),
+                 {"status": "completed", "result": {"first": True}})
+            time.sleep(params.get("sleep_ms", 1000) / 1000.0)
+            self.reply(202, b"")
         elif path == "/silent":
             self.reply(202, b"")
         elif path == "/beat":
