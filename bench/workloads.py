@@ -68,9 +68,9 @@ def now_us():
 class Cgroup:
     """A cgroup holding the processes of the system under test."""
 
-    def __init__(self):
+    def __init__(self, name=None):
         self.path = None
-        name = "cvbench-%d" % os.getpid()
+        name = name or "cvbench-%d" % os.getpid()
         v1 = "/sys/fs/cgroup/cpuacct"
         v2 = "/sys/fs/cgroup"
         try:
