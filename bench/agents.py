@@ -94,11 +94,17 @@ class Cronvisor:
         # The global request limit and the agents' own (below) at the
         # BullMQ worker's concurrency; max_concurrent_runs above it, and
         # the one owner allowed the whole pool (its default is half).
-        stack_sh("stack_write_conf", conf, self.pg.url, str(self.port), sock, "bench",
+        # Each daemon's connections carry its own application_name, so that
+        # the PostgreSQL backends' CPU can be told apart (backend_split()).
+        self.conf_api = os.path.join(d, "cronvisor-api.conf")
+        stack_sh("stack_write_conf", self.conf_api, self.pg.url + " application_name=cronvisor-api",
+                 str(self.port), sock, "bench", "log_level = warn")
+        stack_sh("stack_write_conf", conf, self.pg.url + " application_name=cronvisord",
+                 str(self.port), sock, "bench",
                  "log_level = warn\nmax_concurrent_runs = %d\nowner_max_running = %d\n"
                  "max_concurrent_requests = %d\nowner_max_schedules = 0"
                  % (a.max_runs, a.max_runs, a.concurrency))
-        self.api = W.start("cronvisor-api", [os.path.join(a.build, "cronvisor-api"), "-f", conf],
+        self.api = W.start("cronvisor-api", [os.path.join(a.build, "cronvisor-api"), "-f", self.conf_api],
                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                            stderr=open(os.path.join(d, "api.log"), "w"))
         W.wait_until(lambda: os.path.exists(sock) or self.api.poll() is not None, 10, "the API's socket")
@@ -148,6 +154,19 @@ class Cronvisor:
             "FROM generate_series(0, %d) g, "
             "LATERAL (SELECT timestamptz 'epoch' + %d * interval '1 microsecond' AS t) x; "
             "NOTIFY cronvisor_wake; COMMIT" % (prefix, slug, n - 1, due_us))
+
+    def backend_split(self, win, n):
+        """CPU ms per run of the PostgreSQL backends over window win, by
+        their application_name (cronvisord's, the API's, others: psql)."""
+        apps = dict(line.split("|", 1) for line in self.pg.sql(
+            "SELECT pid, coalesce(nullif(application_name, ''), backend_type) "
+            "FROM pg_stat_activity").splitlines())
+        out = {}
+        for pid, (title, own, _) in W.proc_cpu().items():
+            if title.startswith("postgres: "):
+                k = apps.get(str(pid), "other")
+                out[k] = out.get(k, 0) + own - win.p0.get(pid, (title, 0, 0))[1]
+        return {k: round(v / n, 3) for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v > 0}
 
     def ended(self, prefix):
         """How many runs of PREFIX schedules are no longer running (200:
@@ -207,7 +226,7 @@ def by_kind(bd):
     """The per-process CPU breakdown folded into kinds of process."""
     kinds = {}
     for title, v in bd.items():
-        prog = title.split()[0].split("/")[-1]
+        prog = (title.split() or ["(exited)"])[0].split("/")[-1]
         parts = [(prog, v["own"] + v["children"])]
         if title.startswith("postgres: "):
             parts = [("PostgreSQL backends", v["own"])]
@@ -263,6 +282,7 @@ def cv_invocations(cv, stub, path, slug, n, prefix):
                  step=0.1)
     W.wait_until(lambda: cv.ended(prefix) >= n, 60, "%d %s invocations" % (n, path), step=0.05)
     cpu, stub1 = win.close(n), stub.usec()
+    pgsplit = cv.backend_split(win, n)
     col = ("r.finished_at" if path == "/ok" else "j.enqueued_at")
     row = cv.pg.sql(
         "SELECT floor(extract(epoch FROM max(%s)) * 1e6)::bigint, "
@@ -275,6 +295,7 @@ def cv_invocations(cv, stub, path, slug, n, prefix):
     lines = stub.lines(off, path)
     r = window_figures(cpu, stub0, stub1, n, due, int(end), lines)
     r["ok"] = int(good)
+    r["postgresql_backends_ms_by_application"] = pgsplit
     r["statuses"] = statuses
     r["checks"] = {"every job %s" % ("completed" if path == "/ok" else "waiting"): int(good) == n,
                    "one request per job": len(lines) == n and r["stub_distinct_jobs"] == n,
@@ -313,6 +334,7 @@ def cv_callbacks(a, cv, d, accepted):
                              "WHERE s.name LIKE 'a%%' AND j.status <> 'running' AND j.finished_at IS NOT NULL"))
     W.wait_until(lambda: applied() >= n, 60 + n / 50, "the reports applied", step=0.1)
     cpu = win.close(n)
+    pgsplit = cv.backend_split(win, n)
     first, last, ans, rec, alr, oth, codes = None, 0, 0, 0, 0, 0, []
     for fn in os.listdir(done):
         p = open(os.path.join(done, fn)).read().split()
@@ -336,7 +358,8 @@ def cv_callbacks(a, cv, d, accepted):
          "cpu": cpu, "cpu_ms_per_completion": cpu["cpu_ms_per_run"],
          "cpu_ms_per_completion_machine": cpu["cpu_ms_per_run_machine"],
          "cpu_ms_by_kind": by_kind(cpu["ms_per_run_by_process"]),
-         "wrk_cpu_ms_per_completion": round(wrk_ms / n, 4)}
+         "wrk_cpu_ms_per_completion": round(wrk_ms / n, 4),
+         "postgresql_backends_ms_by_application": pgsplit}
     if first:
         r["answer_seconds"] = round((last - first) / 1e6, 3)
         r["completions_per_second"] = round(n / ((last - first) / 1e6), 1)
@@ -502,6 +525,9 @@ def kinds_lines(R):
             if w:
                 out.append("  %s %s: %s" % (sysname, key, "; ".join(
                     "%s %.3f" % kv for kv in w["cpu_ms_by_kind"].items())))
+                if w.get("postgresql_backends_ms_by_application"):
+                    out.append("    PostgreSQL backends by application: %s" % "; ".join(
+                        "%s %.3f" % kv for kv in w["postgresql_backends_ms_by_application"].items()))
     return ["CPU ms per invocation (completion) by process kind:"] + out if out else []
 
 
