@@ -304,9 +304,10 @@ def cv_invocations(cv, stub, path, slug, n, prefix):
     return r, lines
 
 
-def cv_callbacks(a, cv, d, accepted):
+def cv_callbacks(a, cv, stub, d, accepted):
     """Each accepted job's report twice through nginx with wrk; see the top."""
     n = len(accepted)
+    off = stub.size()
     rf = os.path.join(d, "reports")
     with open(rf, "w") as f:
         for job, token, _ in accepted:
@@ -372,7 +373,8 @@ def cv_callbacks(a, cv, d, accepted):
                    "no other answer": oth == 0 and ans == 2 * n,
                    "every job completed": completed == n,
                    "one attempt per job, succeeded with its report": runs == n and reported == n,
-                   "every execution success": executions == n}
+                   "every execution success": executions == n,
+                   "no job requested again": stub.count(off, "/async") == 0}
     log("cronvisor callbacks: %s" % json.dumps({k: v for k, v in r.items() if k != "cpu"}))
     return r
 
@@ -395,7 +397,7 @@ def bench_cronvisor(a, stub):
     res["ok"], _ = cv_invocations(cv, stub, "/ok", "stub-ok", a.jobs, "o")
     res["async"], accepted = cv_invocations(cv, stub, "/async", "stub-async", a.jobs, "a")
     if a.callbacks:
-        res["callbacks"] = cv_callbacks(a, cv, d, accepted)
+        res["callbacks"] = cv_callbacks(a, cv, stub, d, accepted)
     res["supervisor_memory_kb"] = W.supervisor_memory(cv.cvd.pid)
     return res
 
