@@ -52,9 +52,9 @@
 #define LOG_MAX 262144 /* log bytes kept before a write */
 
 struct conn {
-	int fd;               /* the client's socket */
-	size_t len;           /* bytes in buf */
-	char buf[BUF_MAX];    /* what came and is not answered yet */
+	int fd;            /* the client's socket */
+	size_t len;        /* bytes in buf */
+	char buf[BUF_MAX]; /* what came and is not answered yet */
 };
 
 static struct {
@@ -66,15 +66,15 @@ static struct {
 } stub = {.logfd = -1};
 
 static const char ok_answer[] = "HTTP/1.1 200 OK\r\n"
-				"Content-Type: application/json\r\n"
-				"Content-Length: 14\r\n\r\n"
-				"{\"answer\": 42}";
+                                "Content-Type: application/json\r\n"
+                                "Content-Length: 14\r\n\r\n"
+                                "{\"answer\": 42}";
 static const char async_answer[] = "HTTP/1.1 202 Accepted\r\n"
-				   "Content-Type: application/json\r\n"
-				   "Content-Length: 18\r\n\r\n"
-				   "{\"accepted\": true}";
+                                   "Content-Type: application/json\r\n"
+                                   "Content-Length: 18\r\n\r\n"
+                                   "{\"accepted\": true}";
 static const char none_answer[] = "HTTP/1.1 404 Not Found\r\n"
-				  "Content-Length: 0\r\n\r\n";
+                                  "Content-Length: 0\r\n\r\n";
 
 static void
 die(const char *what)
@@ -105,8 +105,7 @@ log_flush(void)
  * headers), copied into out (at most outlen - 1 bytes); 0 if found.
  */
 static int
-header(const char *head, size_t len, const char *name, char *out,
-    size_t outlen)
+header(const char *head, size_t len, const char *name, char *out, size_t outlen)
 {
 	size_t nl = strlen(name), i = 0, j;
 
@@ -118,8 +117,8 @@ header(const char *head, size_t len, const char *name, char *out,
 		    head[i + nl] == ':') {
 			for (j = i + nl + 1; j < end && head[j] == ' '; j++)
 				;
-			while (end > j && (head[end - 1] == '\r' ||
-					      head[end - 1] == ' '))
+			while (end > j &&
+			    (head[end - 1] == '\r' || head[end - 1] == ' '))
 				end--;
 			if (end - j >= outlen)
 				end = j + outlen - 1;
@@ -215,15 +214,15 @@ serve(struct conn *c)
 	while ((eoh = memmem(c->buf, c->len, "\r\n\r\n", 4)) != NULL) {
 		hlen = (size_t)(eoh - c->buf) + 4;
 		blen = header(c->buf, hlen, "Content-Length", cl, sizeof(cl))
-		         ? 0
-		         : strtoul(cl, NULL, 10);
+		    ? 0
+		    : strtoul(cl, NULL, 10);
 		if (hlen + blen > BUF_MAX)
 			return -1;
 		if (c->len < hlen + blen)
 			return 0;
 		keep = memmem(c->buf, hlen, " HTTP/1.1\r\n", 11) != NULL &&
-		       (header(c->buf, hlen, "Connection", conn, sizeof(conn)) ||
-			   strcasecmp(conn, "close") != 0);
+		    (header(c->buf, hlen, "Connection", conn, sizeof(conn)) ||
+		        strcasecmp(conn, "close") != 0);
 		if ((sp = memchr(c->buf, ' ', hlen)) == NULL)
 			return -1;
 		snprintf(path, sizeof(path), "%.*s",
@@ -301,7 +300,7 @@ accept_all(int ep, int lfd)
 	int fd, one = 1;
 
 	while ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) !=
-	       -1) {
+	    -1) {
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		if ((c = malloc(sizeof(*c))) == NULL)
 			die("stubagent: malloc");
@@ -326,9 +325,9 @@ main(int argc, char **argv)
 	}
 	if (argc == 3)
 		stub.logname = argv[2];
-	if (argc == 3 && (stub.logfd = open(argv[2],
-			      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			      0644)) == -1)
+	if (argc == 3 &&
+	    (stub.logfd = open(argv[2],
+	         O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) == -1)
 		die(argv[2]);
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGTERM);
