@@ -65,6 +65,18 @@ WARM = 4
 log = W.log
 
 
+# A request body of docs/agents.md's shape, for BullMQ when cronvisor sent
+# none in this run (--systems bullmq); otherwise the stub's copy of
+# cronvisor's first body is used.
+TEMPLATE = {
+    "jobId": "9e0e5a52-0c1d-4a6b-9f0e-6456cb14aa01", "executionId": "0c1d9e0e-5a52-4a6b-9f0e-6456cb14aa02",
+    "scheduleId": "6456cb14-9e0e-4a6b-9f0e-0c1d5a52aa03", "runId": "sched-6456cb14-n1-rc0",
+    "version": None, "attempt": 1, "params": {"n": 0},
+    "callback": {"url": "http://127.0.0.1:8080/api/v1/jobs/9e0e5a52-0c1d-4a6b-9f0e-6456cb14aa01/complete",
+                 "heartbeatUrl": "http://127.0.0.1:8080/api/v1/jobs/9e0e5a52-0c1d-4a6b-9f0e-6456cb14aa01/heartbeat",
+                 "token": "0" * 64, "deadline": "2026-11-26T05:10:02.437Z", "heartbeatSeconds": None}}
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -413,6 +425,10 @@ def bench_bullmq(a, stub):
     W.start("bullmq worker", ["node", js, "worker", redis.sock, str(a.concurrency), stub.url],
             stdout=open(os.path.join(d, "worker.log"), "w"), stderr=subprocess.STDOUT)
     tpl = {"/ok": stub.log + ".ok", "/async": stub.log + ".async"}
+    for f in tpl.values():
+        if not os.path.exists(f):  # --systems bullmq: cronvisor sent none
+            with open(f, "w") as fh:
+                json.dump(TEMPLATE, fh)
     res = {"concurrency": a.concurrency, "keep_alive": True, "redis": "no persistence (as in bench/workloads.py)"}
     total = [0]
 
