@@ -68,9 +68,9 @@ def now_us():
 class Cgroup:
     """A cgroup holding the processes of the system under test."""
 
-    def __init__(self):
+    def __init__(self, name=None):
         self.path = None
-        name = "cvbench-%d" % os.getpid()
+        name = name or "cvbench-%d" % os.getpid()
         v1 = "/sys/fs/cgroup/cpuacct"
         v2 = "/sys/fs/cgroup"
         try:
@@ -847,6 +847,17 @@ def report(path, merges):
         for c in R["api"]["cases"]:
             print("| %s | %s | %.3f | %s | %s | %d |" % (c["case"], fmt(c["rps"], 0), c["ratio_to_static"],
                                                        c["p50"], c["p99"], c["non_2xx"] + c["socket_errors"]))
+    if R.get("agents"):
+        A = R["agents"]
+        print()
+        print("agents (bench/agents.py, %s jobs):" % fmt(A["jobs"]))
+        print(A["table_markdown"])
+        print()
+        g = A["ratios"]["goals"]
+        for k in ("rate_vs_bullmq_ok", "cpu_vs_bullmq_ok", "rate_vs_bullmq_async", "cpu_vs_bullmq_async",
+                  "completions_per_second", "applied_per_second"):
+            if k in A["ratios"]:
+                print("%-26s %10s   goal %s" % (k, A["ratios"][k], g.get(k, "")))
     print()
     print("wrote " + path)
 
