@@ -556,6 +556,29 @@ need_body(const struct request *rq, struct response *rs)
 	return 1;
 }
 
+/*
+ * Gives the fields of d in mask (bits SCHEDULE_F_x) that have a configured
+ * default (timeout_seconds, timezone) that default: a create gives those
+ * it was not given or given as null, a PATCH those it set to null.
+ * Returns 0, or -1 with *e set when out of memory.
+ */
+static int
+configured_defaults(const struct request *rq, struct schedule_doc *d,
+    uint32_t mask, struct schedule_error *e)
+{
+	char *tz;
+
+	if (mask & (1u << SCHEDULE_F_TIMEOUT))
+		d->timeout_seconds = rq->cf->default_timeout_seconds;
+	if (!(mask & (1u << SCHEDULE_F_TIMEZONE)))
+		return 0;
+	if ((tz = strdup(rq->cf->default_timezone)) == NULL)
+		return doc_fail(e, "internal", NULL, "out of memory");
+	free(d->timezone);
+	d->timezone = tz;
+	return 0;
+}
+
 /* --- POST /schedules ---------------------------------------------------- */
 
 /*
@@ -786,8 +809,10 @@ schedules_create(
 		schedule_clear(&d);
 		return api_doc_error(rs, &e);
 	}
-	if (!(d.present & (1u << SCHEDULE_F_TIMEOUT)))
-		d.timeout_seconds = rq->cf->default_timeout_seconds;
+	if (configured_defaults(rq, &d, ~d.present | d.nulled, &e) == -1) {
+		schedule_clear(&d);
+		return api_doc_error(rs, &e);
+	}
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    no_run_user(rq, &d, owner, rs) || no_receiver(rq, &d, rs) ||
 	    denied_url(rq, &d, rs) ||
@@ -1193,8 +1218,12 @@ schedules_update(
 		goto out;
 	}
 	/* Back to the default, as a create without it: the configured one. */
-	if (d.nulled & (1u << SCHEDULE_F_TIMEOUT))
-		d.timeout_seconds = rq->cf->default_timeout_seconds;
+	if (configured_defaults(rq, &d, d.nulled, &e) == -1) {
+		json_decref(row);
+		db_rollback(rq->db);
+		r = api_doc_error(rs, &e);
+		goto out;
+	}
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
 	        (no_run_user(rq, &d,

@@ -370,6 +370,7 @@ struct config {
 	int64_t kill_grace_seconds;      /* SIGTERM to SIGKILL at a timeout */
 	int64_t output_tail_bytes;       /* output kept per run */
 	int64_t default_timeout_seconds; /* per-run timeout if none given */
+	char *default_timezone;          /* zone of schedules without one */
 	int64_t limit_cpu_seconds;       /* default and maximum RLIMIT_CPU */
 	int64_t limit_memory_mb;         /* default and maximum RLIMIT_AS */
 	int64_t limit_nofile;            /* default and maximum RLIMIT_NOFILE */
