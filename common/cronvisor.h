@@ -598,6 +598,8 @@ enum schedule_field {
 	SCHEDULE_F_WORKFLOW_ID,     /* workflow_id */
 	SCHEDULE_F_TRIGGER_NODE_ID, /* trigger_node_id */
 	SCHEDULE_F_PRIORITY,        /* priority */
+	SCHEDULE_F_ORGANIZATION_ID, /* organization_id */
+	SCHEDULE_F_ENVIRONMENT_ID,  /* environment_id */
 	SCHEDULE_F_COUNT,           /* number of fields */
 };
 #define SCHEDULE_TIMING_FIELDS                                                 \
@@ -644,6 +646,8 @@ struct schedule_doc {
 	char *workflow_id;              /* NULL or text (numbers as text) */
 	char *trigger_node_id;          /* NULL or text */
 	int64_t priority;               /* -1000000-1000000, 0: higher first */
+	char *organization_id;          /* NULL or text (seed 002) */
+	char *environment_id;           /* NULL or text (seed 002) */
 	uint32_t present; /* bit SCHEDULE_F_x: the input named field x */
 	uint32_t nulled;  /* the same, for the fields a patch set to null */
 };
@@ -652,7 +656,7 @@ struct schedule_error {
 	char message[CV_ERRLEN]; /* for people */
 	char field[128];         /* dotted path, "" for the whole body */
 };
-#define SCHEDULE_PARAMS 28 /* columns schedule_params() fills */
+#define SCHEDULE_PARAMS 30 /* columns schedule_params() fills */
 struct schedule_params {
 	const char *columns[SCHEDULE_PARAMS]; /* schedules column names */
 	char *values[SCHEDULE_PARAMS];        /* text values, NULL = SQL NULL */

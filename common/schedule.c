@@ -22,7 +22,7 @@
 
 #define PAYLOAD_DEPTH_MAX 32         /* nesting allowed in payload and body */
 #define LIMIT_MAX         2147483647 /* largest resource limit */
-#define TEXT_ID_MAX       255        /* workflow_id, trigger_node_id */
+#define TEXT_ID_MAX       255        /* workflow_id and the other FT_IDs */
 #define REAL_STORED_MAX   1e17       /* reals from here come back integers */
 #define INT64_BEYOND      9223372036854775808.0 /* 2^63: no int64 */
 
@@ -98,6 +98,8 @@ static const struct field fields[SCHEDULE_F_COUNT] = {
     {"workflow_id", FT_ID, OFF(workflow_id), 0, 0, 0, NULL, NULL, 1},
     {"trigger_node_id", FT_ID, OFF(trigger_node_id), 0, 0, 0, NULL, NULL, 1},
     {"priority", FT_INT, OFF(priority), -1000000, 1000000, 0, NULL, NULL, 1},
+    {"organization_id", FT_ID, OFF(organization_id), 0, 0, 0, NULL, NULL, 1},
+    {"environment_id", FT_ID, OFF(environment_id), 0, 0, 0, NULL, NULL, 1},
 };
 
 static const char *const limit_names[] = {
@@ -197,6 +199,8 @@ schedule_clear(struct schedule_doc *d)
 	free(d->timezone);
 	free(d->workflow_id);
 	free(d->trigger_node_id);
+	free(d->organization_id);
+	free(d->environment_id);
 	json_decref(d->target);
 	json_decref(d->trigger_payload);
 	memset(d, 0, sizeof(*d));
@@ -416,7 +420,7 @@ decode_time(const struct field *f, json_t *v, struct schedule_doc *d,
 	return 0;
 }
 
-/* Reads workflow_id or trigger_node_id: a string, or a number as text. */
+/* Reads an FT_ID (workflow_id, ...): a string, or a number as text. */
 static int
 decode_id(const struct field *f, json_t *v, struct schedule_doc *d,
     struct schedule_error *e)
