@@ -616,6 +616,12 @@ struct schedule_limits {
 	int64_t nproc;       /* RLIMIT_NPROC, 0: the default */
 	int64_t fsize_mb;    /* RLIMIT_FSIZE in MiB, 0: the default */
 };
+/* A field of the document the input spelled as a seed does (spelling.c). */
+struct schedule_spelling {
+	const char *native; /* its path: "at", "target.agent" (static) */
+	const char *given;  /* the input's: "startAt", "agentId" (static) */
+};
+#define SCHEDULE_SPELLINGS 24 /* more than spelling.c notes at once */
 struct schedule_doc {
 	char *name;                    /* 1-200 characters */
 	char *description;             /* at most 10000 characters, "" */
@@ -650,6 +656,9 @@ struct schedule_doc {
 	char *environment_id;           /* NULL or text (seed 002) */
 	uint32_t present; /* bit SCHEDULE_F_x: the input named field x */
 	uint32_t nulled;  /* the same, for the fields a patch set to null */
+	int enable;       /* seed 004's enabled: 1 true, -1 false, 0 none */
+	struct schedule_spelling spelled[SCHEDULE_SPELLINGS]; /* seeds' names */
+	int nspelled;                                         /* in use */
 };
 struct schedule_error {
 	char code[32];           /* invalid_json, unknown_field, ... */
@@ -686,6 +695,18 @@ void schedule_params_clear(struct schedule_params *p);
 struct json_t *schedule_to_json(const struct schedule_doc *d);
 struct json_t *schedule_slot_json(
     const struct timing *tm, const struct slot *sl);
+
+/*
+ * spelling.c: the seeds' own spellings of the schedule document (seed 004's
+ * repeat, cronExpression, interval in ms, retryConfig, targetType, ...;
+ * seed 002's scheduleType, scheduledAt, ...) rewritten into the native
+ * one before schedule.c reads it.  Pure.
+ */
+int spelling_apply(struct json_t *root, const struct schedule_doc *base,
+    struct schedule_doc *d, struct schedule_error *e);
+const char *spelling_field(
+    const struct schedule_doc *d, const char *path, char *buf, size_t len);
+void spelling_error(const struct schedule_doc *d, struct schedule_error *e);
 
 /*
  * jschema.c: JSON Schema (a documented subset of draft 2020-12) over
