@@ -22,6 +22,8 @@ A=$CV_TOKEN_ALICE_EDITOR
 
 send POST /agents "$A" '{"agent_id": "query-strategy", "name": "Query strategy", "endpoint": "https://agents.example.test/qs"}'
 ok_status "agent query-strategy: 201" 201
+send POST /agents "$A" '{"agent_id": "typed", "name": "Typed", "endpoint": "https://agents.example.test/typed", "input_schema": {"type": "object", "properties": {"tickerId": {"type": "string"}}}}'
+ok_status "agent typed: 201" 201
 
 # --- seed 004 -----------------------------------------------------------
 # The example of seed 004's "Query Strategy Agent Schedule", as the brief
@@ -79,6 +81,8 @@ refused "scheduledAt in the past" invalid_field scheduledAt \
 	'{"name": "x", "scheduleType": "datetime", "scheduledAt": "2024-01-15T10:00:00Z"}'
 refused "unknown agentId" invalid_field agentId \
 	'{"name": "x", "repeat": "repeating", "interval": 60000, "targetType": "agent", "agentId": "no-such-agent"}'
+refused "params the agent's schema refuses" invalid_field params.tickerId \
+	'{"name": "x", "repeat": "repeating", "interval": 60000, "targetType": "agent", "agentId": "typed", "params": {"tickerId": 5}}'
 refused "interval of 1.5 s" invalid_field interval \
 	'{"name": "x", "repeat": "repeating", "interval": 1500, '"$agent"'}'
 refused "retryConfig.delay of 0.5 s" invalid_field retryConfig.delay \
