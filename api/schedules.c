@@ -72,6 +72,23 @@ api_doc_error(struct response *rs, const struct schedule_error *e)
 }
 
 /*
+ * Renames the field of the error in rs as the body of d spelled it (a
+ * seed's startAt for at, agentId for target.agent: spelling.c), for the
+ * checks below that name the document's fields natively.
+ */
+static void
+respell(struct response *rs, const struct schedule_doc *d)
+{
+	json_t *err = json_object_get(rs->body, "error");
+	const char *f = json_string_value(json_object_get(err, "field"));
+	char buf[256];
+
+	if (f != NULL && d->nspelled > 0)
+		json_object_set_new(err, "field",
+		    json_string(spelling_field(d, f, buf, sizeof(buf))));
+}
+
+/*
  * The string member key of the jsonb text of a schedules row, as JSON (a
  * new reference), or JSON null.  jsonb writes `"key": "value"` with the
  * quotes of keys and values bare and those inside strings escaped, so the
@@ -556,6 +573,159 @@ need_body(const struct request *rq, struct response *rs)
 	return 1;
 }
 
+/*
+ * The next run of a schedule being resumed (row: the columns of load()),
+ * as text parameters run and slot: a pending retry runs now; a slot comes
+ * from now as for a new schedule, except that a once schedule whose
+ * instant passed gets it as a missed slot, for its catch_up policy to
+ * decide.  With runs in flight, run is "" (NULL): the end of the last of
+ * them releases the slot (finish.c), so that nothing overlaps them.
+ * Returns 0, or 1 after answering.
+ */
+static int
+resume_slot(const struct db_rows *rows, char *run, char *slot, size_t len,
+    struct response *rs)
+{
+	json_t *row =
+	    json_loads(db_rows_value(rows, 0, API_SCHEDULE_COL_JSON), 0, NULL);
+	const char *next_slot =
+	    db_rows_value(rows, 0, API_SCHEDULE_COL_NEXT_SLOT);
+	struct schedule_doc d;
+	struct schedule_error e;
+	int64_t now = now_s();
+	struct slot s;
+	int r = 0;
+
+	if (strcmp(db_rows_value(rows, 0, API_SCHEDULE_COL_RETRY), "t") == 0 &&
+	    next_slot) {
+		snprintf(run, len, "%lld", (long long)now);
+		snprintf(slot, len, "%s", next_slot);
+		json_decref(row);
+		return 0;
+	}
+	if (row == NULL || schedule_from_row(row, &d, &e) == -1) {
+		json_decref(row);
+		api_error(rs, 500, "internal", NULL,
+		    "the stored schedule is not a valid document");
+		return 1;
+	}
+	json_decref(row);
+	if (schedule_first_slot(&d, now, &s) == 1) {
+		slot_param(&d, s.at, run, len);
+		slot_param(&d, s.at, slot, len);
+	} else if (d.kind == SCHED_KIND_ONCE) {
+		snprintf(run, len, "%lld", (long long)now);
+		slot_param(&d, civil_fdiv(d.at, 1000), slot, len);
+	} else {
+		api_error(rs, 400, "invalid_field", NULL,
+		    "the schedule has no slot before the year 10000");
+		r = 1;
+	}
+	if (strcmp(db_rows_value(rows, 0, API_SCHEDULE_COL_RUNNING), "0") != 0)
+		run[0] = '\0';
+	schedule_clear(&d);
+	return r;
+}
+
+/*
+ * Pauses (resume 0) or resumes schedule id inside the caller's
+ * transaction; rows is its row as load() read it, locked (a resume takes
+ * its next slot from the document there).  Returns the new row (to free),
+ * or NULL with *answered 1 after a 400 in rs, 0 for a database failure.
+ */
+static struct db_rows *
+switch_status(struct request *rq, struct response *rs, const char *id,
+    const struct db_rows *rows, int resume, int *answered, char *err,
+    size_t errlen)
+{
+	char run[24] = "", slot[24] = "";
+	const char *p[3] = {id, NULL, NULL};
+
+	*answered = resume && resume_slot(rows, run, slot, sizeof(run), rs);
+	if (*answered)
+		return NULL;
+	p[1] = resume && run[0] ? run : NULL;
+	p[2] = resume ? slot : NULL;
+	return db_query(rq->db,
+	    resume ? SQL_api_schedule_resume : SQL_api_schedule_pause,
+	    resume ? 3 : 1, p, err, errlen);
+}
+
+/*
+ * Seed 004's enabled (enable: 1 true, -1 false) applied to schedule id,
+ * whose status is status, after a write in the caller's transaction:
+ * false pauses an active schedule, true resumes a paused one from its new
+ * document; any other status stays.  *out, the row to answer with, is
+ * replaced when the status changes.  Returns 0, 1 after answering 400, or
+ * API_DB_FAILED (the caller rolls back).
+ */
+static int
+apply_enable(struct request *rq, struct response *rs, const char *id,
+    int enable, const char *status, struct db_rows **out, char *err,
+    size_t errlen)
+{
+	struct db_rows *rows, *next;
+	int found, answered;
+
+	if (!(enable == -1 && strcmp(status, "active") == 0) &&
+	    !(enable == 1 && strcmp(status, "paused") == 0))
+		return 0;
+	if ((rows = load(rq, id, 1, &found, err, errlen)) == NULL)
+		return API_DB_FAILED;
+	next = switch_status(
+	    rq, rs, id, rows, enable == 1, &answered, err, errlen);
+	db_rows_free(rows);
+	if (next == NULL)
+		return answered ? 1 : API_DB_FAILED;
+	db_rows_free(*out);
+	*out = next;
+	return 0;
+}
+
+/*
+ * A schedule created with enabled: false, its row in *rows (the insert's):
+ * paused before the commit, *rows its paused row.  Returns 0, or
+ * API_DB_FAILED after rolling back.
+ */
+static int
+created_paused(struct request *rq, struct response *rs, struct db_rows **rows,
+    char *err, size_t errlen)
+{
+	json_t *row = json_loads(db_rows_value(*rows, 0, 0), 0, NULL);
+	const char *s = json_string_value(json_object_get(row, "id"));
+	char id[API_ID_LEN + 1];
+
+	snprintf(id, sizeof(id), "%s", s ? s : "");
+	json_decref(row);
+	if (apply_enable(rq, rs, id, -1, "active", rows, err, errlen) == 0)
+		return 0;
+	db_rows_free(*rows);
+	return db_failed(rq);
+}
+
+/*
+ * Gives the fields of d in mask (bits SCHEDULE_F_x) that have a configured
+ * default (timeout_seconds, timezone) that default: a create gives those
+ * it was not given or given as null, a PATCH those it set to null.
+ * Returns 0, or -1 with *e set when out of memory.
+ */
+static int
+configured_defaults(const struct request *rq, struct schedule_doc *d,
+    uint32_t mask, struct schedule_error *e)
+{
+	char *tz;
+
+	if (mask & (1u << SCHEDULE_F_TIMEOUT))
+		d->timeout_seconds = rq->cf->default_timeout_seconds;
+	if (!(mask & (1u << SCHEDULE_F_TIMEZONE)))
+		return 0;
+	if ((tz = strdup(rq->cf->default_timezone)) == NULL)
+		return doc_fail(e, "internal", NULL, "out of memory");
+	free(d->timezone);
+	d->timezone = tz;
+	return 0;
+}
+
 /* --- POST /schedules ---------------------------------------------------- */
 
 /*
@@ -770,7 +940,7 @@ schedules_create(
 	struct schedule_doc d;
 	struct schedule_error e;
 	struct db_rows *rows;
-	int r = 0; /* a check below that answered returns 0 */
+	int enable, r = 0; /* a check below that answered returns 0 */
 
 	if ((owner = new_owner(rq, rs, obuf, sizeof(obuf))) == NULL ||
 	    need_body(rq, rs) || bad_idem_key(rq->idem_key, rs))
@@ -786,14 +956,17 @@ schedules_create(
 		schedule_clear(&d);
 		return api_doc_error(rs, &e);
 	}
-	if (!(d.present & (1u << SCHEDULE_F_TIMEOUT)))
-		d.timeout_seconds = rq->cf->default_timeout_seconds;
+	if (configured_defaults(rq, &d, ~d.present | d.nulled, &e) == -1) {
+		schedule_clear(&d);
+		return api_doc_error(rs, &e);
+	}
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    no_run_user(rq, &d, owner, rs) || no_receiver(rq, &d, rs) ||
 	    denied_url(rq, &d, rs) ||
 	    first_slot(&d, run, slot, sizeof(run), rs) ||
 	    (r = owner_full(rq, rs, owner, err, errlen)) != 0 ||
 	    (r = agent_refused(rq, &d, owner, rs, err, errlen)) != 0) {
+		respell(rs, &d);
 		schedule_clear(&d);
 		return r == 1 ? 0 : r;
 	}
@@ -802,6 +975,7 @@ schedules_create(
 		return API_DB_FAILED;
 	}
 	rows = write_doc(rq, 1, owner, run, slot, &d, err, errlen);
+	enable = d.enable;
 	schedule_clear(&d);
 	if (rows == NULL)
 		return db_failed(rq);
@@ -815,6 +989,10 @@ schedules_create(
 			    "written; send it again");
 		return r == 1 || r == 0 ? 0 : r;
 	}
+	/* seed 004's enabled: false: created paused, in the same transaction */
+	if (enable == -1 &&
+	    (r = created_paused(rq, rs, &rows, err, errlen)) != 0)
+		return r;
 	r = commit_reply(rq, rs, 201, db_rows_value(rows, 0, 0), err, errlen);
 	db_rows_free(rows);
 	return r;
@@ -1143,7 +1321,8 @@ revive(struct request *rq, const char *id, char *err, size_t errlen)
 /*
  * PATCH /schedules/{id}: the fields the body names change; a new timing
  * moves an active schedule's next slot (a pending retry keeps its time);
- * a new `at` revives a done once schedule (terminal_patch()).
+ * a new `at` revives a done once schedule (terminal_patch()); seed 004's
+ * enabled pauses or resumes it (apply_enable()).
  */
 int
 schedules_update(
@@ -1193,8 +1372,12 @@ schedules_update(
 		goto out;
 	}
 	/* Back to the default, as a create without it: the configured one. */
-	if (d.nulled & (1u << SCHEDULE_F_TIMEOUT))
-		d.timeout_seconds = rq->cf->default_timeout_seconds;
+	if (configured_defaults(rq, &d, d.nulled, &e) == -1) {
+		json_decref(row);
+		db_rollback(rq->db);
+		r = api_doc_error(rs, &e);
+		goto out;
+	}
 	if (forbidden_fields(rq, &d, d.present, rs) ||
 	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
 	        (no_run_user(rq, &d,
@@ -1206,6 +1389,7 @@ schedules_update(
 	             errlen)) != 0) ||
 	    (revived = terminal_patch(&old, &d,
 	         db_rows_value(rows, 0, API_SCHEDULE_COL_STATUS), rs)) == -1) {
+		respell(rs, &d);
 		json_decref(row);
 		db_rollback(rq->db);
 		r = r == 1 ? 0 : r; /* 1: answered; API_DB_FAILED stays */
@@ -1226,6 +1410,7 @@ schedules_update(
 	        strcmp(db_rows_value(rows, 0, API_SCHEDULE_COL_RETRY), "t") !=
 	            0)) {
 		if (first_slot(&d, run, slot, sizeof(run), rs)) {
+			respell(rs, &d);
 			db_rollback(rq->db);
 			goto out;
 		}
@@ -1240,6 +1425,15 @@ schedules_update(
 	if ((revived && revive(rq, id, err, errlen) == -1) ||
 	    (out = write_doc(rq, 0, id, rp, sp, &d, err, errlen)) == NULL) {
 		r = db_failed(rq);
+		goto out;
+	}
+	if ((r = apply_enable(rq, rs, id, d.enable,
+	         revived ? "active"
+	                 : db_rows_value(rows, 0, API_SCHEDULE_COL_STATUS),
+	         &out, err, errlen)) != 0) {
+		db_rows_free(out);
+		db_rollback(rq->db);
+		r = r == 1 ? 0 : r;
 		goto out;
 	}
 	r = commit_reply(rq, rs, 200, db_rows_value(out, 0, 0), err, errlen);
@@ -1303,67 +1497,13 @@ schedules_delete(
 	return 0;
 }
 
-/*
- * The next run of a schedule being resumed (row: the columns of load()),
- * as text parameters run and slot: a pending retry runs now; a slot comes
- * from now as for a new schedule, except that a once schedule whose
- * instant passed gets it as a missed slot, for its catch_up policy to
- * decide.  With runs in flight, run is "" (NULL): the end of the last of
- * them releases the slot (finish.c), so that nothing overlaps them.
- * Returns 0, or 1 after answering.
- */
-static int
-resume_slot(const struct db_rows *rows, char *run, char *slot, size_t len,
-    struct response *rs)
-{
-	json_t *row =
-	    json_loads(db_rows_value(rows, 0, API_SCHEDULE_COL_JSON), 0, NULL);
-	const char *next_slot =
-	    db_rows_value(rows, 0, API_SCHEDULE_COL_NEXT_SLOT);
-	struct schedule_doc d;
-	struct schedule_error e;
-	int64_t now = now_s();
-	struct slot s;
-	int r = 0;
-
-	if (strcmp(db_rows_value(rows, 0, API_SCHEDULE_COL_RETRY), "t") == 0 &&
-	    next_slot) {
-		snprintf(run, len, "%lld", (long long)now);
-		snprintf(slot, len, "%s", next_slot);
-		json_decref(row);
-		return 0;
-	}
-	if (row == NULL || schedule_from_row(row, &d, &e) == -1) {
-		json_decref(row);
-		api_error(rs, 500, "internal", NULL,
-		    "the stored schedule is not a valid document");
-		return 1;
-	}
-	json_decref(row);
-	if (schedule_first_slot(&d, now, &s) == 1) {
-		slot_param(&d, s.at, run, len);
-		slot_param(&d, s.at, slot, len);
-	} else if (d.kind == SCHED_KIND_ONCE) {
-		snprintf(run, len, "%lld", (long long)now);
-		slot_param(&d, civil_fdiv(d.at, 1000), slot, len);
-	} else {
-		api_error(rs, 400, "invalid_field", NULL,
-		    "the schedule has no slot before the year 10000");
-		r = 1;
-	}
-	if (strcmp(db_rows_value(rows, 0, API_SCHEDULE_COL_RUNNING), "0") != 0)
-		run[0] = '\0';
-	schedule_clear(&d);
-	return r;
-}
-
 /* pause and resume: one status to another, or 400 invalid_state. */
 static int
 transition(struct request *rq, struct response *rs, int resume, char *err,
     size_t errlen)
 {
-	char idbuf[API_ID_LEN + 1], run[24] = "", slot[24] = "";
-	const char *id, *status, *p[3];
+	char idbuf[API_ID_LEN + 1];
+	const char *id, *status;
 	struct db_rows *rows, *out;
 	int found, r;
 
@@ -1387,17 +1527,12 @@ transition(struct request *rq, struct response *rs, int resume, char *err,
 		    status);
 		goto rollback;
 	}
-	if (resume && resume_slot(rows, run, slot, sizeof(run), rs)) {
+	out = switch_status(rq, rs, id, rows, resume, &r, err, errlen);
+	if (out == NULL && r == 1) {
 		r = 0;
 		goto rollback;
 	}
 	db_rows_free(rows);
-	p[0] = id;
-	p[1] = resume && run[0] ? run : NULL;
-	p[2] = resume ? slot : NULL;
-	out = db_query(rq->db,
-	    resume ? SQL_api_schedule_resume : SQL_api_schedule_pause,
-	    resume ? 3 : 1, p, err, errlen);
 	if (out == NULL)
 		return db_failed(rq);
 	r = commit_reply(rq, rs, 200, db_rows_value(out, 0, 0), err, errlen);

@@ -414,7 +414,8 @@ sched_show(const json_t *s)
 	    "catch_up", "max_catch_up_runs", "starting_deadline_seconds",
 	    "jitter_seconds", "dst_gap", "dst_fold", "history_limit", "target",
 	    "limits", "trigger_payload", "workflow_id", "trigger_node_id",
-	    "created_at", "updated_at", NULL};
+	    "organization_id", "environment_id", "created_at", "updated_at",
+	    NULL};
 
 	json_t *copy = json_copy((json_t *)s), *fire, *lines, *f;
 	char line[256], b[64], b2[64];

@@ -44,6 +44,7 @@ enum config_type {
 	CONFIG_TYPE_HOSTS,    /* char *, a host list (hostlist.c), <= max */
 	CONFIG_TYPE_USER,     /* char *, a user name or "" (runuser.c) */
 	CONFIG_TYPE_USERS,    /* char *, owner:user,… (runuser.c), <= max */
+	CONFIG_TYPE_ZONE,     /* char *, an IANA zone tz_get() reads */
 };
 
 struct config_key {
@@ -112,6 +113,8 @@ static const struct config_key config_keys[] = {
         "bytes of output kept per run"),
     CONFIG_KEY_INT(default_timeout_seconds, 1, 31536000, "600",
         "timeout of runs whose schedule sets none"),
+    CONFIG_KEY(default_timezone, char *, CONFIG_TYPE_ZONE, 0, 255, "UTC",
+        "timezone of schedules created without one"),
     CONFIG_KEY_INT(limit_cpu_seconds, 0, 31536000, "600",
         "RLIMIT_CPU default and maximum; 0 = unlimited"),
     CONFIG_KEY_INT(limit_memory_mb, 0, 4194304, "1024",
@@ -412,6 +415,11 @@ config_set(struct config *cf, const struct config_key *k, const char *v,
 	case CONFIG_TYPE_USERS:
 		if (runuser_check(
 		        v, k->type == CONFIG_TYPE_USERS, why, whylen) == -1)
+			return -1;
+		/* FALLTHROUGH */
+	case CONFIG_TYPE_ZONE:
+		if (k->type == CONFIG_TYPE_ZONE &&
+		    tz_get(v, why, whylen) == NULL)
 			return -1;
 		/* FALLTHROUGH */
 	case CONFIG_TYPE_HOSTS:

@@ -370,6 +370,7 @@ struct config {
 	int64_t kill_grace_seconds;      /* SIGTERM to SIGKILL at a timeout */
 	int64_t output_tail_bytes;       /* output kept per run */
 	int64_t default_timeout_seconds; /* per-run timeout if none given */
+	char *default_timezone;          /* zone of schedules without one */
 	int64_t limit_cpu_seconds;       /* default and maximum RLIMIT_CPU */
 	int64_t limit_memory_mb;         /* default and maximum RLIMIT_AS */
 	int64_t limit_nofile;            /* default and maximum RLIMIT_NOFILE */
@@ -597,6 +598,8 @@ enum schedule_field {
 	SCHEDULE_F_WORKFLOW_ID,     /* workflow_id */
 	SCHEDULE_F_TRIGGER_NODE_ID, /* trigger_node_id */
 	SCHEDULE_F_PRIORITY,        /* priority */
+	SCHEDULE_F_ORGANIZATION_ID, /* organization_id */
+	SCHEDULE_F_ENVIRONMENT_ID,  /* environment_id */
 	SCHEDULE_F_COUNT,           /* number of fields */
 };
 #define SCHEDULE_TIMING_FIELDS                                                 \
@@ -613,6 +616,12 @@ struct schedule_limits {
 	int64_t nproc;       /* RLIMIT_NPROC, 0: the default */
 	int64_t fsize_mb;    /* RLIMIT_FSIZE in MiB, 0: the default */
 };
+/* A field of the document the input spelled as a seed does (spelling.c). */
+struct schedule_spelling {
+	const char *native; /* its path: "at", "target.agent" (static) */
+	const char *given;  /* the input's: "startAt", "agentId" (static) */
+};
+#define SCHEDULE_SPELLINGS 24 /* more than spelling.c notes at once */
 struct schedule_doc {
 	char *name;                    /* 1-200 characters */
 	char *description;             /* at most 10000 characters, "" */
@@ -643,15 +652,20 @@ struct schedule_doc {
 	char *workflow_id;              /* NULL or text (numbers as text) */
 	char *trigger_node_id;          /* NULL or text */
 	int64_t priority;               /* -1000000-1000000, 0: higher first */
+	char *organization_id;          /* NULL or text (seed 002) */
+	char *environment_id;           /* NULL or text (seed 002) */
 	uint32_t present; /* bit SCHEDULE_F_x: the input named field x */
 	uint32_t nulled;  /* the same, for the fields a patch set to null */
+	int enable;       /* seed 004's enabled: 1 true, -1 false, 0 none */
+	struct schedule_spelling spelled[SCHEDULE_SPELLINGS]; /* seeds' names */
+	int nspelled;                                         /* in use */
 };
 struct schedule_error {
 	char code[32];           /* invalid_json, unknown_field, ... */
 	char message[CV_ERRLEN]; /* for people */
 	char field[128];         /* dotted path, "" for the whole body */
 };
-#define SCHEDULE_PARAMS 28 /* columns schedule_params() fills */
+#define SCHEDULE_PARAMS 30 /* columns schedule_params() fills */
 struct schedule_params {
 	const char *columns[SCHEDULE_PARAMS]; /* schedules column names */
 	char *values[SCHEDULE_PARAMS];        /* text values, NULL = SQL NULL */
@@ -681,6 +695,18 @@ void schedule_params_clear(struct schedule_params *p);
 struct json_t *schedule_to_json(const struct schedule_doc *d);
 struct json_t *schedule_slot_json(
     const struct timing *tm, const struct slot *sl);
+
+/*
+ * spelling.c: the seeds' own spellings of the schedule document (seed 004's
+ * repeat, cronExpression, interval in ms, retryConfig, targetType, ...;
+ * seed 002's scheduleType, scheduledAt, ...) rewritten into the native
+ * one before schedule.c reads it.  Pure.
+ */
+int spelling_apply(struct json_t *root, const struct schedule_doc *base,
+    struct schedule_doc *d, struct schedule_error *e);
+const char *spelling_field(
+    const struct schedule_doc *d, const char *path, char *buf, size_t len);
+void spelling_error(const struct schedule_doc *d, struct schedule_error *e);
 
 /*
  * jschema.c: JSON Schema (a documented subset of draft 2020-12) over

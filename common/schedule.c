@@ -22,7 +22,7 @@
 
 #define PAYLOAD_DEPTH_MAX 32         /* nesting allowed in payload and body */
 #define LIMIT_MAX         2147483647 /* largest resource limit */
-#define TEXT_ID_MAX       255        /* workflow_id, trigger_node_id */
+#define TEXT_ID_MAX       255        /* workflow_id and the other FT_IDs */
 #define REAL_STORED_MAX   1e17       /* reals from here come back integers */
 #define INT64_BEYOND      9223372036854775808.0 /* 2^63: no int64 */
 
@@ -98,6 +98,8 @@ static const struct field fields[SCHEDULE_F_COUNT] = {
     {"workflow_id", FT_ID, OFF(workflow_id), 0, 0, 0, NULL, NULL, 1},
     {"trigger_node_id", FT_ID, OFF(trigger_node_id), 0, 0, 0, NULL, NULL, 1},
     {"priority", FT_INT, OFF(priority), -1000000, 1000000, 0, NULL, NULL, 1},
+    {"organization_id", FT_ID, OFF(organization_id), 0, 0, 0, NULL, NULL, 1},
+    {"environment_id", FT_ID, OFF(environment_id), 0, 0, 0, NULL, NULL, 1},
 };
 
 static const char *const limit_names[] = {
@@ -197,6 +199,8 @@ schedule_clear(struct schedule_doc *d)
 	free(d->timezone);
 	free(d->workflow_id);
 	free(d->trigger_node_id);
+	free(d->organization_id);
+	free(d->environment_id);
 	json_decref(d->target);
 	json_decref(d->trigger_payload);
 	memset(d, 0, sizeof(*d));
@@ -416,7 +420,7 @@ decode_time(const struct field *f, json_t *v, struct schedule_doc *d,
 	return 0;
 }
 
-/* Reads workflow_id or trigger_node_id: a string, or a number as text. */
+/* Reads an FT_ID (workflow_id, ...): a string, or a number as text. */
 static int
 decode_id(const struct field *f, json_t *v, struct schedule_doc *d,
     struct schedule_error *e)
@@ -714,8 +718,9 @@ doc_load(const char *json, size_t len, struct schedule_error *e)
 }
 
 /*
- * Parses and validates the schedule document json[0..len) (a POST body)
- * into *out, which the caller need not initialise.  Returns 0 with *out
+ * Parses and validates the schedule document json[0..len) (a POST body,
+ * native or in a seed's spelling: spelling.c) into *out, which the caller
+ * need not initialise.  Returns 0 with *out
  * owned by the caller (schedule_clear()), or -1 with *e saying what and
  * where, and *out cleared.  out->present says which fields the body named.
  */
@@ -731,10 +736,14 @@ schedule_parse(const char *json, size_t len, struct schedule_doc *out,
 		schedule_clear(out);
 		return -1;
 	}
-	r = decode_doc(root, out, e);
+	r = json_is_object(root) ? spelling_apply(root, NULL, out, e) : 0;
+	if (r == 0)
+		r = decode_doc(root, out, e);
 	json_decref(root);
-	if (r == -1)
+	if (r == -1) {
+		spelling_error(out, e);
 		schedule_clear(out);
+	}
 	return r;
 }
 
@@ -1098,7 +1107,9 @@ drop_old_timing(json_t *merged, json_t *patch)
  * its values (null: the default; target and limits are replaced whole,
  * not merged), the others keep theirs, and the result is validated as a
  * whole like schedule_parse().  A patch that changes the kind drops the
- * old kind's timing fields it does not restate.  Returns 0 with *d
+ * old kind's timing fields it does not restate.  A seed's spellings are
+ * read against *d (spelling.c: where startAt goes depends on the kind, an
+ * agent's params patch its target).  Returns 0 with *d
  * replaced, d->present naming the fields the body named and d->nulled
  * those it set to null, or -1 with *e set and *d untouched.
  */
@@ -1117,6 +1128,8 @@ schedule_patch(struct schedule_doc *d, const char *json, size_t len,
 		doc_fail(e, "invalid_json", NULL, "expected a JSON object");
 		goto out;
 	}
+	if (spelling_apply(patch, d, &nd, e) == -1)
+		goto out;
 	if ((merged = schedule_to_json(d)) == NULL) {
 		doc_fail(e, "internal", NULL, "out of memory");
 		goto out;
@@ -1140,6 +1153,8 @@ schedule_patch(struct schedule_doc *d, const char *json, size_t len,
 	memset(&nd, 0, sizeof(nd));
 	r = 0;
 out:
+	if (r == -1)
+		spelling_error(&nd, e);
 	schedule_clear(&nd);
 	json_decref(patch);
 	json_decref(merged);

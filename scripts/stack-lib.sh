@@ -209,6 +209,9 @@ stack_run_user() {
 #                   latter's upstream server rewritten to unix:SOCKET
 #   /receiver       the stand-in receiver of schedules without a target:
 #                   200 {"ok": true}, one line per request in RECEIVER-LOG
+#                   ending in the request body, JSON-escaped (the body is
+#                   read by passing the request on to /receiver-ok, which
+#                   answers; nginx keeps no body it only returns to)
 #   /redirect-to/H  302 to http://H:PORT/landing, and /landing (200), both
 #                   logged in RECEIVER-LOG: the host-list tests' redirects
 #   /static.json    a static file (readiness check, bench/api.sh's yardstick)
@@ -255,13 +258,17 @@ http {
     proxy_temp_path $_stk_d/tmp/proxy;
     scgi_temp_path $_stk_d/tmp/scgi;
     uwsgi_temp_path $_stk_d/tmp/uwsgi;
-    log_format receiver '\$request_method \$uri \$status \$content_length \$content_type';
+    log_format receiver escape=json '\$request_method \$uri \$status \$content_length \$content_type \$request_body';
     server {
         listen 127.0.0.1:$2;
         include $_stk_d/cronvisor-api.conf;
         # The stand-in receiver of schedules without a target.
         location = /receiver {
             access_log $6 receiver;
+            client_body_buffer_size 1m;
+            proxy_pass http://127.0.0.1:$2/receiver-ok;
+        }
+        location = /receiver-ok {
             default_type application/json;
             return 200 '{"ok": true}';
         }

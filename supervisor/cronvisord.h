@@ -65,6 +65,8 @@ struct sched {
 	char *workflow_id;     /* "" for none */
 	char *trigger_node_id; /* "" for none */
 	char *owner;           /* whose: its events, its run's user */
+	char *organization_id; /* seed 002's, "" for none */
+	char *environment_id;  /* seed 002's, "" for none */
 };
 
 /* The strings and vectors a run_spec points to. */

@@ -122,6 +122,8 @@ sched_load(const struct db_rows *rows, int row, struct sched *s, char *err,
 	s->workflow_id = col_str(rows, row, SCHED_COL_WORKFLOW);
 	s->trigger_node_id = col_str(rows, row, SCHED_COL_NODE);
 	s->owner = col_str(rows, row, SCHED_COL_OWNER);
+	s->organization_id = col_str(rows, row, SCHED_COL_ORGANIZATION);
+	s->environment_id = col_str(rows, row, SCHED_COL_ENVIRONMENT);
 	if (load_timing(rows, row, s, err, errlen) == -1) {
 		sched_clear(s);
 		return -1;
@@ -190,6 +192,8 @@ sched_clear(struct sched *s)
 	free(s->workflow_id);
 	free(s->trigger_node_id);
 	free(s->owner);
+	free(s->organization_id);
+	free(s->environment_id);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -461,6 +465,13 @@ exec_spec(const struct sched *s, const struct job *j, json_t *t,
 	return 0;
 }
 
+/* s as a JSON string, or null when it is "" (a column that is NULL). */
+static json_t *
+text_or_null(const char *s)
+{
+	return s[0] ? json_string(s) : json_null();
+}
+
 /*
  * The event an HTTP target receives: seed 000's event data with the run's
  * identity, merged into seed 002's trigger body for the default receiver.
@@ -485,12 +496,14 @@ event_body(const struct sched *s, const struct job *j, int receiver)
 		    ev, "type", json_string("workflow_trigger"));
 		json_object_set_new(
 		    ev, "triggerType", json_string("scheduled"));
-		json_object_set_new(ev, "workflowId",
-		    s->workflow_id[0] ? json_string(s->workflow_id)
-		                      : json_null());
-		json_object_set_new(ev, "triggerNodeId",
-		    s->trigger_node_id[0] ? json_string(s->trigger_node_id)
-		                          : json_null());
+		json_object_set_new(
+		    ev, "organizationId", text_or_null(s->organization_id));
+		json_object_set_new(
+		    ev, "environmentId", text_or_null(s->environment_id));
+		json_object_set_new(
+		    ev, "workflowId", text_or_null(s->workflow_id));
+		json_object_set_new(
+		    ev, "triggerNodeId", text_or_null(s->trigger_node_id));
 		json_object_set_new(ev, "scheduledEventId", json_string(s->id));
 		json_object_set_new(ev, "timestamp", json_string(slot));
 	}

@@ -39,6 +39,7 @@ assert_config_eq(const struct config *a, const struct config *b)
 	INT(kill_grace_seconds);
 	INT(output_tail_bytes);
 	INT(default_timeout_seconds);
+	STR(default_timezone);
 	INT(limit_cpu_seconds);
 	INT(limit_memory_mb);
 	INT(limit_nofile);
@@ -124,6 +125,7 @@ static const char every_key[] =
     "kill_grace_seconds = 7\n"
     "output_tail_bytes = 8\n"
     "default_timeout_seconds = 9\n"
+    "default_timezone = America/New_York\n"
     "limit_cpu_seconds = 10\n"
     "limit_memory_mb = 11\n"
     "limit_nofile = 12\n"
@@ -152,6 +154,7 @@ assert_every_key(const struct config *cf)
 	ck_assert_int_eq(cf->kill_grace_seconds, 7);
 	ck_assert_int_eq(cf->output_tail_bytes, 8);
 	ck_assert_int_eq(cf->default_timeout_seconds, 9);
+	ck_assert_str_eq(cf->default_timezone, "America/New_York");
 	ck_assert_int_eq(cf->limit_cpu_seconds, 10);
 	ck_assert_int_eq(cf->limit_memory_mb, 11);
 	ck_assert_int_eq(cf->limit_nofile, 12);
@@ -182,6 +185,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(cf.kill_grace_seconds, 5);
 	ck_assert_int_eq(cf.output_tail_bytes, 16384);
 	ck_assert_int_eq(cf.default_timeout_seconds, 600);
+	ck_assert_str_eq(cf.default_timezone, "UTC");
 	ck_assert_int_eq(cf.limit_cpu_seconds, 600);
 	ck_assert_int_eq(cf.limit_memory_mb, 1024);
 	ck_assert_int_eq(cf.limit_nofile, 1024);
@@ -488,6 +492,10 @@ static const struct bad {
         SRC ":1: api_socket_mode: \"rw\" is not an octal mode 0000-0777"},
     {"api_socket_mode =", 0,
         SRC ":1: api_socket_mode: \"\" is not an octal mode 0000-0777"},
+    {"default_timezone = Mars/Olympus_Mons", 0,
+        SRC ":1: default_timezone: unknown time zone \"Mars/Olympus_Mons\""},
+    {"default_timezone = ../etc/passwd", 0,
+        SRC ":1: default_timezone: invalid time zone name \"../etc/passwd\""},
     {"api_socket_mode = -660", 0,
         SRC ":1: api_socket_mode: \"-660\" is not an octal mode 0000-0777"},
 };
@@ -636,6 +644,7 @@ static const char *const every_env[][2] = {
     {"CRONVISOR_KILL_GRACE_SECONDS", "7"},
     {"CRONVISOR_OUTPUT_TAIL_BYTES", "8"},
     {"CRONVISOR_DEFAULT_TIMEOUT_SECONDS", "9"},
+    {"CRONVISOR_DEFAULT_TIMEZONE", "America/New_York"},
     {"CRONVISOR_LIMIT_CPU_SECONDS", "10"},
     {"CRONVISOR_LIMIT_MEMORY_MB", "11"},
     {"CRONVISOR_LIMIT_NOFILE", "12"},
@@ -899,6 +908,7 @@ static const char default_print[] =
     "kill_grace_seconds = 5\n"
     "output_tail_bytes = 16384\n"
     "default_timeout_seconds = 600\n"
+    "default_timezone = UTC\n"
     "limit_cpu_seconds = 600\n"
     "limit_memory_mb = 1024\n"
     "limit_nofile = 1024\n"

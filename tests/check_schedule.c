@@ -954,6 +954,484 @@ START_TEST(test_slot_json)
 }
 END_TEST
 
+/* --- the seeds' spellings (common/spelling.c) --------------------------- */
+
+/* Seed 004's example schedule, with every member its Schedule type has. */
+static const char seed004[] =
+    "{\"name\": \"Weekly Entity Graph Refresh\", \"repeat\": \"repeating\","
+    " \"cronExpression\": \"0 2 * * 0\", \"targetType\": \"agent\","
+    " \"agentId\": \"query-strategy\","
+    " \"params\": {\"refreshEntityGraph\": true},"
+    " \"retryConfig\": {\"maxRetries\": 3, \"backoff\": \"exponential\","
+    " \"delay\": 2000}, \"timeout\": 30000, \"priority\": 5,"
+    " \"enabled\": true}";
+
+/* Seed 002's cron body as its Scheduled Events API takes it. */
+static const char seed002[] =
+    "{\"name\": \"every five\", \"scheduleType\": \"cron\","
+    " \"cronExpression\": \"*/5 * * * *\", \"timezone\": \"UTC\","
+    " \"organizationId\": \"org-uuid\", \"environmentId\": \"env-uuid\","
+    " \"workflowId\": \"wf-1\", \"workflowEntityId\": \"ent-1\"}";
+
+/* "name" plus the members extra: must parse into *d. */
+static void
+named_ok(const char *extra, struct schedule_doc *d)
+{
+	char buf[2048];
+
+	snprintf(buf, sizeof(buf), "{\"name\": \"x\", %s}", extra);
+	parse_ok(buf, d);
+}
+
+START_TEST(test_seed004)
+{
+	struct schedule_doc d;
+	json_t *want;
+
+	parse_ok(seed004, &d);
+	ck_assert_int_eq(d.kind, SCHED_KIND_CRON);
+	ck_assert_str_eq(d.cron, "0 2 * * 0");
+	ck_assert_int_eq(d.target_type, SCHEDULE_TARGET_AGENT);
+	want = json_pack("{s:s, s:s, s:{s:b}, s:i}", "type", "agent", "agent",
+	    "query-strategy", "params", "refreshEntityGraph", 1, "timeout_ms",
+	    30000);
+	ck_assert(json_equal(d.target, want));
+	json_decref(want);
+	ck_assert_int_eq(d.max_retries, 3);
+	ck_assert_int_eq(d.backoff, BACKOFF_EXPONENTIAL);
+	ck_assert_int_eq(d.retry_delay_seconds, 2);
+	ck_assert_int_eq(d.timeout_seconds, 600); /* the agent's is in ms */
+	ck_assert_int_eq(d.priority, 5);
+	ck_assert_int_eq(d.enable, 1);
+	ck_assert_str_eq(d.timezone, "UTC"); /* the API's default_timezone */
+	ck_assert_uint_eq(d.present,
+	    (1u << SCHEDULE_F_NAME) | (1u << SCHEDULE_F_KIND) |
+	        (1u << SCHEDULE_F_CRON) | (1u << SCHEDULE_F_TARGET) |
+	        (1u << SCHEDULE_F_MAX_RETRIES) | (1u << SCHEDULE_F_BACKOFF) |
+	        (1u << SCHEDULE_F_RETRY_DELAY) | (1u << SCHEDULE_F_PRIORITY));
+	schedule_clear(&d);
+
+	/* once: startAt is the instant */
+	named_ok("\"repeat\": \"once\", \"startAt\": \"2024-01-15T10:00:00Z\","
+	         " \"targetType\": \"agent\", \"agentId\": \"data-collection\","
+	         " \"params\": {\"tickerId\": \"db:ticker:AAPL:id\"}",
+	    &d);
+	ck_assert_int_eq(d.kind, SCHED_KIND_ONCE);
+	ck_assert_int_eq(d.at, 1705312800000);
+	ck_assert_int_eq(d.start_at, SCHEDULE_UNSET);
+	ck_assert_int_eq(d.enable, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(
+	                     json_object_get(d.target, "params"), "tickerId")),
+	    "db:ticker:AAPL:id");
+	ck_assert_ptr_null(json_object_get(d.target, "timeout_ms"));
+	schedule_clear(&d);
+
+	/* repeating with an interval in ms; startAt is the first slot */
+	named_ok("\"repeat\": \"repeating\", \"interval\": 60000, \"startAt\":"
+	         " \"2026-05-01T00:00:00.250Z\", \"timeout\": 120000,"
+	         " \"retryConfig\": {\"backoff\": \"linear\", \"delay\": 5000},"
+	         " \"enabled\": false",
+	    &d);
+	ck_assert_int_eq(d.kind, SCHED_KIND_INTERVAL);
+	ck_assert_int_eq(d.interval_seconds, 60);
+	ck_assert_int_eq(d.start_at, 1777593600250);
+	ck_assert_int_eq(d.at, SCHEDULE_UNSET);
+	ck_assert_int_eq(d.timeout_seconds, 120); /* no agent: the run's */
+	ck_assert_int_eq(d.backoff, BACKOFF_LINEAR);
+	ck_assert_int_eq(d.retry_delay_seconds, 5);
+	ck_assert_int_eq(d.max_retries, 3);
+	ck_assert_int_eq(d.enable, -1);
+	ck_assert_int_eq(d.target_type, SCHEDULE_TARGET_RECEIVER);
+	schedule_clear(&d);
+
+	/* without repeat: the one timing says the kind, as natively */
+	named_ok("\"startAt\": \"2026-05-01T00:00:00Z\"", &d);
+	ck_assert_int_eq(d.kind, SCHED_KIND_ONCE);
+	ck_assert_int_eq(d.at, 1777593600000);
+	schedule_clear(&d);
+	named_ok("\"cronExpression\": \"0 8 * * *\", \"startAt\":"
+	         " \"2026-05-01T00:00:00Z\", \"enabled\": null",
+	    &d);
+	ck_assert_int_eq(d.kind, SCHED_KIND_CRON);
+	ck_assert_int_eq(d.start_at, 1777593600000);
+	ck_assert_int_eq(d.enable, 0);
+	schedule_clear(&d);
+	/* repeat agreeing with a native kind; retryConfig null: defaults */
+	named_ok("\"repeat\": \"repeating\", \"kind\": \"cron\", \"cron\":"
+	         " \"0 8 * * *\", \"retryConfig\": null",
+	    &d);
+	ck_assert_int_eq(d.kind, SCHED_KIND_CRON);
+	ck_assert_int_eq(d.max_retries, 3);
+	ck_assert_uint_eq(d.nulled, 0); /* nulled is a patch's */
+	schedule_clear(&d);
+	/* an agent target of the native spelling takes the seed's members */
+	named_ok(
+	    "\"interval_seconds\": 60, \"target\": {\"type\": \"agent\","
+	    " \"agent\": \"a\"}, \"params\": {\"k\": 1}, \"timeout\": 1500",
+	    &d);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+	                     json_object_get(d.target, "params"), "k")),
+	    1);
+	ck_assert_int_eq(
+	    json_integer_value(json_object_get(d.target, "timeout_ms")), 1500);
+	schedule_clear(&d);
+	/* agentId alone says the target */
+	named_ok(
+	    "\"interval\": 1000, \"agentId\": \"a\", \"timeout\": null", &d);
+	ck_assert_int_eq(d.target_type, SCHEDULE_TARGET_AGENT);
+	ck_assert_int_eq(d.interval_seconds, 1);
+	ck_assert_ptr_null(json_object_get(d.target, "timeout_ms"));
+	schedule_clear(&d);
+}
+END_TEST
+
+START_TEST(test_seed002)
+{
+	struct schedule_doc d;
+
+	parse_ok(seed002, &d);
+	ck_assert_int_eq(d.kind, SCHED_KIND_CRON);
+	ck_assert_str_eq(d.cron, "*/5 * * * *");
+	ck_assert_str_eq(d.organization_id, "org-uuid");
+	ck_assert_str_eq(d.environment_id, "env-uuid");
+	ck_assert_str_eq(d.workflow_id, "wf-1");
+	ck_assert_str_eq(d.trigger_node_id, "ent-1");
+	ck_assert_int_eq(d.target_type, SCHEDULE_TARGET_RECEIVER);
+	schedule_clear(&d);
+	named_ok("\"scheduleType\": \"datetime\", \"scheduledAt\":"
+	         " \"2026-04-15T14:30:00.000Z\", \"timezone\": "
+	         "\"America/New_York\", \"organizationId\": 7",
+	    &d);
+	ck_assert_int_eq(d.kind, SCHED_KIND_ONCE);
+	ck_assert_int_eq(d.at, 1776263400000);
+	ck_assert_str_eq(d.timezone, "America/New_York");
+	ck_assert_str_eq(d.organization_id, "7");
+	ck_assert_ptr_null(d.environment_id);
+	schedule_clear(&d);
+	/* scheduleType agreeing with kind */
+	named_ok("\"scheduleType\": \"datetime\", \"kind\": \"once\","
+	         " \"at\": \"2026-04-15T14:30:00Z\"",
+	    &d);
+	ck_assert_int_eq(d.kind, SCHED_KIND_ONCE);
+	schedule_clear(&d);
+}
+END_TEST
+
+/* Every refusal of a seed's spelling names the field as the body does. */
+static const struct seed_bad {
+	const char *extra; /* members beside "name" */
+	const char *code;  /* the error */
+	const char *field; /* as the body spells it */
+} seed_bads[] = {
+    /* two spellings of one field, or of the kind, that disagree */
+    {"\"cronExpression\": \"0 8 * * *\", \"cron\": \"0 8 * * *\"",
+        "invalid_field", "cronExpression"},
+    {"\"repeat\": \"once\", \"kind\": \"cron\", \"cron\": \"0 8 * * *\"",
+        "invalid_field", "repeat"},
+    {"\"repeat\": \"repeating\", \"kind\": \"once\", \"at\": "
+     "\"2026-01-01T00:00:00Z\"",
+        "invalid_field", "repeat"},
+    {"\"scheduleType\": \"cron\", \"repeat\": \"once\", \"cronExpression\": "
+     "\"0 8 * * *\"",
+        "invalid_field", "scheduleType"},
+    {"\"scheduleType\": \"datetime\", \"kind\": \"cron\", \"cron\": "
+     "\"0 8 * * *\"",
+        "invalid_field", "scheduleType"},
+    {"\"interval\": 60000, \"interval_seconds\": 60", "invalid_field",
+        "interval"},
+    {"\"scheduledAt\": \"2026-01-01T00:00:00Z\", \"at\": "
+     "\"2026-01-01T00:00:00Z\"",
+        "invalid_field", "scheduledAt"},
+    {"\"scheduleType\": \"datetime\", \"scheduledAt\": "
+     "\"2026-01-01T00:00:00Z\", \"startAt\": \"2026-01-01T00:00:00Z\"",
+        "invalid_field", "startAt"},
+    {"\"cronExpression\": \"0 8 * * *\", \"startAt\": "
+     "\"2026-01-01T00:00:00Z\", \"start_at\": \"2026-01-01T00:00:00Z\"",
+        "invalid_field", "startAt"},
+    {"\"repeat\": \"once\", \"startAt\": \"2026-01-01T00:00:00Z\", \"at\": "
+     "\"2026-01-01T00:00:00Z\"",
+        "invalid_field", "startAt"},
+    {"\"interval\": 60000, \"retryConfig\": {\"maxRetries\": 1}, "
+     "\"max_retries\": 1",
+        "invalid_field", "retryConfig.maxRetries"},
+    {"\"interval\": 60000, \"timeout\": 1000, \"timeout_seconds\": 1",
+        "invalid_field", "timeout"},
+    {"\"interval\": 60000, \"workflowId\": \"w\", \"workflow_id\": \"w\"",
+        "invalid_field", "workflowId"},
+    {"\"interval\": 60000, \"workflowEntityId\": \"e\", \"trigger_node_id\": "
+     "\"e\"",
+        "invalid_field", "workflowEntityId"},
+    {"\"interval\": 60000, \"organizationId\": \"o\", \"organization_id\": "
+     "\"o\"",
+        "invalid_field", "organizationId"},
+    {"\"interval\": 60000, \"environmentId\": \"e\", \"environment_id\": "
+     "\"e\"",
+        "invalid_field", "environmentId"},
+    {"\"interval\": 60000, \"targetType\": \"agent\", \"agentId\": \"a\","
+     " \"target\": {\"type\": \"exec\", \"argv\": [\"/bin/true\"]}",
+        "invalid_field", "targetType"},
+    {"\"interval\": 60000, \"agentId\": \"a\", \"target\": {\"type\": "
+     "\"agent\", \"agent\": \"a\"}",
+        "invalid_field", "agentId"},
+    {"\"interval\": 60000, \"target\": {\"type\": \"agent\", \"agent\": "
+     "\"a\", \"timeout_ms\": 5}, \"timeout\": 5",
+        "invalid_field", "timeout"},
+    /* the kind's words */
+    {"\"repeat\": \"sometimes\", \"interval\": 60000", "invalid_field",
+        "repeat"},
+    {"\"repeat\": null, \"interval\": 60000", "invalid_field", "repeat"},
+    {"\"repeat\": 1, \"interval\": 60000", "invalid_field", "repeat"},
+    {"\"scheduleType\": \"weekly\", \"cronExpression\": \"0 8 * * *\"",
+        "invalid_field", "scheduleType"},
+    {"\"repeat\": \"repeating\"", "missing_field", "cronExpression"},
+    {"\"repeat\": \"repeating\", \"cronExpression\": \"0 8 * * *\", "
+     "\"interval\": 60000",
+        "invalid_field", "interval"},
+    {"\"repeat\": \"once\"", "missing_field", "startAt"},
+    {"\"scheduleType\": \"datetime\"", "missing_field", "scheduledAt"},
+    {"\"scheduleType\": \"cron\"", "missing_field", "cronExpression"},
+    {"\"repeat\": \"once\", \"interval\": 60000, \"startAt\": "
+     "\"2026-01-01T00:00:00Z\"",
+        "invalid_field", "interval"},
+    /* values */
+    {"\"interval\": 1500", "invalid_field", "interval"},
+    {"\"interval\": 999", "invalid_field", "interval"},
+    {"\"interval\": 0", "invalid_field", "interval"},
+    {"\"interval\": -60000", "invalid_field", "interval"},
+    {"\"interval\": 3162240001000", "invalid_field", "interval"},
+    {"\"interval\": \"60000\"", "invalid_field", "interval"},
+    {"\"interval\": 60000.5", "invalid_field", "interval"},
+    {"\"cronExpression\": \"61 * * * *\"", "invalid_field", "cronExpression"},
+    {"\"cronExpression\": 5", "invalid_field", "cronExpression"},
+    {"\"scheduledAt\": \"2026-04-15 14:30\"", "invalid_field", "scheduledAt"},
+    {"\"scheduledAt\": \"2026-04-15T14:30:00\"", "invalid_field",
+        "scheduledAt"},
+    {"\"repeat\": \"once\", \"startAt\": \"tomorrow\"", "invalid_field",
+        "startAt"},
+    {"\"repeat\": \"repeating\", \"interval\": 60000, \"startAt\": 5",
+        "invalid_field", "startAt"},
+    {"\"cronExpression\": \"0 8 * * *\", \"timezone\": \"Mars/Base\"",
+        "invalid_field", "timezone"},
+    {"\"interval\": 60000, \"retryConfig\": {\"delay\": 1500}", "invalid_field",
+        "retryConfig.delay"},
+    {"\"interval\": 60000, \"retryConfig\": {\"delay\": 0}", "invalid_field",
+        "retryConfig.delay"},
+    {"\"interval\": 60000, \"retryConfig\": {\"backoff\": \"random\"}",
+        "invalid_field", "retryConfig.backoff"},
+    {"\"interval\": 60000, \"retryConfig\": {\"backoff\": {\"type\": "
+     "\"fixed\"}}",
+        "invalid_field", "retryConfig.backoff"},
+    {"\"interval\": 60000, \"retryConfig\": {\"maxRetries\": -1}",
+        "invalid_field", "retryConfig.maxRetries"},
+    {"\"interval\": 60000, \"retryConfig\": {\"maxRetries\": 1001}",
+        "invalid_field", "retryConfig.maxRetries"},
+    {"\"interval\": 60000, \"retryConfig\": {\"jitter\": 1}", "unknown_field",
+        "retryConfig.jitter"},
+    {"\"interval\": 60000, \"retryConfig\": 3", "invalid_field", "retryConfig"},
+    {"\"interval\": 60000, \"targetType\": \"pipeline\", \"pipelineId\": "
+     "\"p\"",
+        "invalid_field", "pipelineId"},
+    {"\"interval\": 60000, \"targetType\": \"pipeline\"", "invalid_field",
+        "targetType"},
+    {"\"interval\": 60000, \"targetType\": \"lambda\"", "invalid_field",
+        "targetType"},
+    {"\"interval\": 60000, \"targetType\": 1", "invalid_field", "targetType"},
+    {"\"interval\": 60000, \"targetType\": \"agent\"", "missing_field",
+        "agentId"},
+    {"\"interval\": 60000, \"agentId\": \"Not A Slug\"", "invalid_field",
+        "agentId"},
+    {"\"interval\": 60000, \"agentId\": null", "invalid_field", "agentId"},
+    {"\"interval\": 60000, \"agentId\": \"a\", \"params\": [1]",
+        "invalid_field", "params"},
+    {"\"interval\": 60000, \"params\": {\"k\": 1}", "invalid_field", "params"},
+    {"\"interval\": 60000, \"agentId\": \"a\", \"params\": {\"k\": 1e300}",
+        "invalid_field", "params.k"},
+    {"\"interval\": 60000, \"agentId\": \"a\", \"timeout\": 0", "invalid_field",
+        "timeout"},
+    {"\"interval\": 60000, \"agentId\": \"a\", \"timeout\": 31536000001",
+        "invalid_field", "timeout"},
+    {"\"interval\": 60000, \"timeout\": 1500", "invalid_field", "timeout"},
+    {"\"interval\": 60000, \"timeout\": 0", "invalid_field", "timeout"},
+    {"\"interval\": 60000, \"enabled\": \"yes\"", "invalid_field", "enabled"},
+    {"\"interval\": 60000, \"enabled\": 1", "invalid_field", "enabled"},
+    {"\"interval\": 60000, \"organizationId\": \"\"", "invalid_field",
+        "organizationId"},
+    {"\"interval\": 60000, \"environmentId\": [1]", "invalid_field",
+        "environmentId"},
+    {"\"interval\": 60000, \"workflowEntityId\": {}", "invalid_field",
+        "workflowEntityId"},
+    {"\"interval\": 60000, \"priority\": \"high\"", "invalid_field",
+        "priority"},
+    /* what no seed spells stays unknown, as before */
+    {"\"interval\": 60000, \"createdAt\": \"2026-01-01T00:00:00Z\"",
+        "unknown_field", "createdAt"},
+    {"\"interval\": 60000, \"checkInterval\": 60000", "unknown_field",
+        "checkInterval"},
+};
+
+START_TEST(test_seed_errors)
+{
+	const struct seed_bad *b = &seed_bads[_i];
+	char buf[2048];
+
+	snprintf(buf, sizeof(buf), "{\"name\": \"x\", %s}", b->extra);
+	parse_fails(buf, b->code, b->field);
+}
+END_TEST
+
+/* A patch in a seed's spelling, read against the schedule it changes. */
+START_TEST(test_seed_patch)
+{
+	struct schedule_doc d, before;
+	struct schedule_error e;
+	json_t *params;
+
+	parse_ok(seed004, &d);
+	patch_ok(&d, "{\"params\": {\"tickerId\": \"AAPL\"}}");
+	ck_assert_str_eq(json_string_value(json_object_get(d.target, "agent")),
+	    "query-strategy");
+	params = json_object_get(d.target, "params");
+	ck_assert_int_eq(json_object_size(params), 1);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(params, "tickerId")), "AAPL");
+	ck_assert_int_eq(
+	    json_integer_value(json_object_get(d.target, "timeout_ms")), 30000);
+	ck_assert(d.present & (1u << SCHEDULE_F_TARGET));
+	patch_ok(&d, "{\"agentId\": \"other\", \"timeout\": 5000}");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(d.target, "agent")), "other");
+	ck_assert_int_eq(
+	    json_integer_value(json_object_get(d.target, "timeout_ms")), 5000);
+	ck_assert_ptr_nonnull(json_object_get(d.target, "params"));
+	patch_ok(&d, "{\"enabled\": false, \"repeat\": \"repeating\"}");
+	ck_assert_int_eq(d.enable, -1);
+	ck_assert_int_eq(d.kind, SCHED_KIND_CRON);
+	ck_assert_uint_eq(d.present, 0);
+	/* the kind changes: the old timing goes */
+	patch_ok(&d, "{\"repeat\": \"repeating\", \"interval\": 3600000}");
+	ck_assert_int_eq(d.kind, SCHED_KIND_INTERVAL);
+	ck_assert_int_eq(d.interval_seconds, 3600);
+	ck_assert_ptr_null(d.cron);
+	patch_ok(&d, "{\"startAt\": \"2026-05-01T00:00:00Z\"}");
+	ck_assert_int_eq(d.start_at, 1777593600000);
+	ck_assert_uint_eq(d.present, 1u << SCHEDULE_F_START_AT);
+	patch_ok(&d, "{\"retryConfig\": null}");
+	ck_assert_int_eq(d.retry_delay_seconds, SCHEDULE_UNSET);
+	ck_assert_uint_eq(d.nulled,
+	    (1u << SCHEDULE_F_MAX_RETRIES) | (1u << SCHEDULE_F_BACKOFF) |
+	        (1u << SCHEDULE_F_RETRY_DELAY));
+	/* errors leave d as it was and name the seed's field */
+	parse_ok(seed004, &before);
+	schedule_clear(&d);
+	parse_ok(seed004, &d);
+	static const struct {
+		const char *p, *field;
+	} bad[] = {
+	    {"{\"interval\": 1500}", "interval"},
+	    {"{\"cronExpression\": \"61 * * * *\"}", "cronExpression"},
+	    {"{\"repeat\": \"once\"}", "startAt"},
+	    {"{\"scheduleType\": \"datetime\"}", "scheduledAt"},
+	    {"{\"agentId\": \"Bad Slug\"}", "agentId"},
+	    {"{\"timeout\": 0}", "timeout"},
+	    {"{\"retryConfig\": {\"delay\": 10}}", "retryConfig.delay"},
+	    {"{\"cronExpression\": \"0 1 * * *\", \"cron\": \"0 1 * * *\"}",
+	        "cronExpression"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(
+		    schedule_patch(&d, bad[i].p, strlen(bad[i].p), &e) == -1,
+		    "%s", bad[i].p);
+		ck_assert_msg(strcmp(e.field, bad[i].field) == 0, "%s: %s",
+		    bad[i].p, e.field);
+		ck_assert(schedule_equal(&d, &before));
+	}
+	schedule_clear(&d);
+	schedule_clear(&before);
+
+	/* a done datetime schedule given a new scheduledAt: at is present */
+	named_ok("\"scheduleType\": \"datetime\", \"scheduledAt\":"
+	         " \"2026-04-15T14:30:00Z\"",
+	    &d);
+	patch_ok(&d, "{\"scheduledAt\": \"2026-06-01T08:00:00Z\"}");
+	ck_assert_int_eq(d.at, 1780300800000);
+	ck_assert_uint_eq(d.present, 1u << SCHEDULE_F_AT);
+	/* startAt of a once schedule is its instant */
+	patch_ok(&d, "{\"startAt\": \"2026-06-02T08:00:00Z\"}");
+	ck_assert_int_eq(d.at, 1780387200000);
+	/* from once to cron with seed 002's words */
+	patch_ok(&d,
+	    "{\"scheduleType\": \"cron\", \"cronExpression\":"
+	    " \"0 9 * * 1-5\"}");
+	ck_assert_int_eq(d.kind, SCHED_KIND_CRON);
+	ck_assert_int_eq(d.at, SCHEDULE_UNSET);
+	schedule_clear(&d);
+}
+END_TEST
+
+/* The field paths of the API's own errors, as the body spelled them. */
+START_TEST(test_seed_field_names)
+{
+	struct schedule_doc d;
+	char buf[128];
+
+	parse_ok(seed004, &d);
+	ck_assert_str_eq(
+	    spelling_field(&d, "target.agent", buf, sizeof(buf)), "agentId");
+	ck_assert_str_eq(
+	    spelling_field(&d, "target.params.tickerId", buf, sizeof(buf)),
+	    "params.tickerId");
+	ck_assert_str_eq(
+	    spelling_field(&d, "target.params[0]", buf, sizeof(buf)),
+	    "params[0]");
+	ck_assert_str_eq(
+	    spelling_field(&d, "target", buf, sizeof(buf)), "targetType");
+	ck_assert_str_eq(
+	    spelling_field(&d, "target.timeout_ms", buf, sizeof(buf)),
+	    "timeout");
+	ck_assert_str_eq(
+	    spelling_field(&d, "cron", buf, sizeof(buf)), "cronExpression");
+	ck_assert_str_eq(
+	    spelling_field(&d, "kind", buf, sizeof(buf)), "repeat");
+	ck_assert_str_eq(spelling_field(&d, "name", buf, sizeof(buf)), "name");
+	ck_assert_str_eq(
+	    spelling_field(&d, "cronx", buf, sizeof(buf)), "cronx");
+	ck_assert_str_eq(spelling_field(&d, "", buf, sizeof(buf)), "");
+	schedule_clear(&d);
+	named_ok(
+	    "\"repeat\": \"once\", \"startAt\": \"2026-01-01T00:00:00Z\"", &d);
+	ck_assert_str_eq(spelling_field(&d, "at", buf, sizeof(buf)), "startAt");
+	schedule_clear(&d);
+	/* a native body is named natively */
+	parse_ok(example, &d);
+	ck_assert_str_eq(spelling_field(&d, "cron", buf, sizeof(buf)), "cron");
+	ck_assert_int_eq(d.nspelled, 0);
+	schedule_clear(&d);
+}
+END_TEST
+
+/* A seed's body comes back as the native document, which reads the same. */
+START_TEST(test_seed_round_trip)
+{
+	struct schedule_doc d;
+	json_t *j;
+
+	round_trip(seed004);
+	round_trip(seed002);
+	parse_ok(seed002, &d);
+	j = schedule_to_json(&d);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(j, "organization_id")),
+	    "org-uuid");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(j, "environment_id")),
+	    "env-uuid");
+	ck_assert_ptr_null(json_object_get(j, "organizationId"));
+	ck_assert_ptr_null(json_object_get(j, "cronExpression"));
+	json_decref(j);
+	schedule_clear(&d);
+}
+END_TEST
+
 static Suite *
 schedule_suite(void)
 {
@@ -976,6 +1454,13 @@ schedule_suite(void)
 	tcase_add_test(tc, test_from_row);
 	tcase_add_test(tc, test_slot_json);
 	tcase_add_test(tc, test_instants_ms);
+	tcase_add_test(tc, test_seed004);
+	tcase_add_test(tc, test_seed002);
+	tcase_add_loop_test(tc, test_seed_errors, 0,
+	    (int)(sizeof(seed_bads) / sizeof(seed_bads[0])));
+	tcase_add_test(tc, test_seed_patch);
+	tcase_add_test(tc, test_seed_field_names);
+	tcase_add_test(tc, test_seed_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
 }

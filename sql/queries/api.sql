@@ -44,10 +44,10 @@ FOR UPDATE;
 
 -- name: api_schedule_insert
 -- A new schedule of owner $1: $2 and $3 its next_run_at and next_slot_at
--- (epoch seconds with a fraction), $4...$31 the fields of the document in
+-- (epoch seconds with a fraction), $4...$33 the fields of the document in
 -- the order of schedule_params() (common/schedule.c, enum
--- schedule_field; check_schedule.c holds the two to each other), $32 the
--- Idempotency-Key and $33 the body it hashes (both NULL without a key).
+-- schedule_field; check_schedule.c holds the two to each other), $34 the
+-- Idempotency-Key and $35 the body it hashes (both NULL without a key).
 -- No row back when the owner already has a schedule of that key.
 INSERT INTO schedules AS s (
     owner, next_run_at, next_slot_at, idempotency_key, idempotency_hash,
@@ -56,22 +56,22 @@ INSERT INTO schedules AS s (
     timeout_seconds, overlap, catch_up, max_catch_up_runs,
     starting_deadline_seconds, jitter_seconds, dst_gap, dst_fold,
     history_limit, target, limits, trigger_payload, workflow_id,
-    trigger_node_id, priority)
+    trigger_node_id, priority, organization_id, environment_id)
 VALUES (
-    $1, to_timestamp($2), to_timestamp($3), $32::text,
-    sha256(convert_to($33::text, 'UTF8')),
+    $1, to_timestamp($2), to_timestamp($3), $34::text,
+    sha256(convert_to($35::text, 'UTF8')),
     $4, $5, $6, $7, $8, $9, $10, $11,
     $12, $13, $14, $15, $16,
     $17, $18, $19, $20,
     $21, $22, $23, $24,
     $25, $26, $27, $28, $29,
-    $30, $31)
+    $30, $31, $32, $33)
 ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL
 DO NOTHING
 RETURNING cronvisor_schedule_json(s)::text;
 
 -- name: api_schedule_update
--- Every field of schedule $1's document, $4...$31 as in
+-- Every field of schedule $1's document, $4...$33 as in
 -- api_schedule_insert; $2 and $3 its next_run_at and next_slot_at (epoch
 -- seconds with a fraction), the row's kept when NULL.
 UPDATE schedules s
@@ -83,7 +83,7 @@ SET name = $4, description = $5, kind = $6, interval_seconds = $7,
     starting_deadline_seconds = $21, jitter_seconds = $22, dst_gap = $23,
     dst_fold = $24, history_limit = $25, target = $26, limits = $27,
     trigger_payload = $28, workflow_id = $29, trigger_node_id = $30,
-    priority = $31,
+    priority = $31, organization_id = $32, environment_id = $33,
     next_run_at = CASE WHEN $2::float8 IS NULL THEN next_run_at
                        ELSE to_timestamp($2::float8) END,
     next_slot_at = CASE WHEN $3::float8 IS NULL THEN next_slot_at

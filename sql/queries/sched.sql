@@ -43,4 +43,6 @@ status,                                              -- status
 retry_pending,                                       -- retry_pending
 deleted_at IS NOT NULL,                              -- deleted
 (extract(epoch FROM next_run_at) * 1e6)::bigint,     -- next_run_us
-owner                                                -- owner
+owner,                                               -- owner
+organization_id,                                     -- organization
+environment_id                                       -- environment
