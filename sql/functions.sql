@@ -288,7 +288,9 @@ BEGIN
     UPDATE runs SET report = rep, reported_at = now(), result = p_result,
                     expires_at = now()
     WHERE id = r.id;
-    PERFORM pg_notify('cronvisor_wake', '');
+    -- 'report': the supervisors gather reports for a moment and take
+    -- them back together (cronvisord.c, REPORT_GATHER_MS).
+    PERFORM pg_notify('cronvisor_wake', 'report');
     RETURN 'ok';
 END $$;
 REVOKE ALL ON FUNCTION cronvisor_job_report(uuid, text, text, text, jsonb,

@@ -43,6 +43,7 @@
 #define PROBE_BUSY_MS    1000        /* or that soon when more are due */
 #define PROBES_MAX       8           /* health probes in flight at most */
 #define TRIGGER_POLL_MS  250         /* while a trigger request waits, in ms */
+#define REPORT_GATHER_MS 10          /* agents' reports gathered that long */
 #define TAG_SIGNAL       ((void *)1) /* epoll data of the signalfd */
 #define TAG_TIMER        ((void *)2) /* of the timerfd */
 #define TAG_HELPER       ((void *)4) /* of the runner helper's socket */
@@ -521,6 +522,16 @@ wake(const char *channel, const char *payload, void *arg)
 	/* An agent's health URL was set: probe it now (health.c). */
 	if (payload != NULL && strcmp(payload, "health") == 0)
 		sv.probe_ms = 0;
+	/*
+	 * An agent's report: the claim that takes it back comes
+	 * REPORT_GATHER_MS later, with the reports that came meanwhile (one
+	 * claim per report made the supervisor the callbacks' bottleneck).
+	 */
+	if (payload != NULL && strcmp(payload, "report") == 0) {
+		if (sv.report_ms == 0)
+			sv.report_ms = clock_ms() + REPORT_GATHER_MS;
+		return;
+	}
 	sv.want_claim = 1;
 }
 
@@ -789,8 +800,9 @@ db_work_due(int64_t now_ms)
 		return 1;
 	if (sv.db_failing && now_ms < sv.db_retry_ms)
 		return 0;
-	return ((sv.want_claim || now_ms >= sv.probe_ms) && !sv.stopping &&
-	           !sv.fenced) ||
+	return ((sv.want_claim || now_ms >= sv.probe_ms ||
+	            (sv.report_ms != 0 && now_ms >= sv.report_ms)) &&
+	           !sv.stopping && !sv.fenced) ||
 	    now_ms >= sv.heartbeat_ms || now_ms >= sv.poll_ms ||
 	    now_ms >= jobs_ended();
 }
@@ -819,6 +831,11 @@ db_work(void *arg)
 	/* Results gathered for a moment (jobs_ended()), unless stopping. */
 	if (!sv.db_down && (now_ms >= jobs_ended() || sv.stopping))
 		finish_ended();
+	/* The reports gathered since the first one's wake. */
+	if (sv.report_ms != 0 && now_ms >= sv.report_ms) {
+		sv.report_ms = 0;
+		sv.want_claim = 1;
+	}
 	/* A safety net under the timer and the notifications. */
 	if (now_ms >= sv.poll_ms) {
 		sv.poll_ms = now_ms + POLL_MS;
@@ -861,6 +878,8 @@ wait_ms(int64_t now_ms)
 				next = sv.poll_ms;
 			if (!sv.stopping && !sv.fenced && sv.probe_ms < next)
 				next = sv.probe_ms;
+			if (sv.report_ms != 0 && sv.report_ms < next)
+				next = sv.report_ms;
 			if ((t = jobs_ended()) < next)
 				next = t;
 		}

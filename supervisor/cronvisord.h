@@ -159,6 +159,7 @@ struct supervisor {
 	int64_t lease_ok_ms;     /* when the last renewed heartbeat was sent */
 	int fenced;              /* runs stopped: the lease was not renewed */
 	int64_t probe_ms;        /* next look for due health probes, or 0 */
+	int64_t report_ms;       /* claim the gathered reports then, or 0 */
 };
 extern struct supervisor sv;
 

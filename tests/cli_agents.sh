@@ -13,6 +13,10 @@ set -u
 ctl=$3
 . "$(dirname "$0")/api-lib.sh"
 api_up "$1" "$2" "$3" "$4"
+# No supervisor: the agents' health below is written as a prober would
+# write it (a live one would probe agents.example.test and record it).
+kill -TERM "$CV_SUPERVISOR_PID"
+wait_gone 10 "$CV_SUPERVISOR_PID"
 
 SECRET=cli-bearer-5e3a9c1d7b
 HSECRET=cli-hmac-2b8f6e4a90
