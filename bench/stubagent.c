@@ -76,7 +76,7 @@ static const char async_answer[] = "HTTP/1.1 202 Accepted\r\n"
 static const char none_answer[] = "HTTP/1.1 404 Not Found\r\n"
                                   "Content-Length: 0\r\n\r\n";
 
-static void
+static _Noreturn void
 die(const char *what)
 {
 	perror(what);
