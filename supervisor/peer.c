@@ -133,7 +133,8 @@ peer_reap_lost(
 {
 	char a[24], b[24];
 	const char *p[2] = {num(a, sizeof(a), self), num(b, sizeof(b), lease)};
-	struct db_rows *rows = db_query(db, SQL_peer_reported, 2, p, err, errlen);
+	struct db_rows *rows =
+	    db_query(db, SQL_peer_reported, 2, p, err, errlen);
 	int n;
 
 	if (rows == NULL)
