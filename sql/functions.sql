@@ -296,26 +296,37 @@ END $$;
 REVOKE ALL ON FUNCTION cronvisor_job_report(uuid, text, text, text, jsonb,
     jsonb) FROM PUBLIC;
 
--- Whether agent p_agent of owner p_owner takes no request now: p_load
--- requests are in flight in all (claim_due computes it once) and p_max is
--- the global max_concurrent_requests, or the agent's own limit is
--- reached, counted from the attempts that run (a supervisor killed with
--- requests in flight holds them until a peer declares them lost), or its
--- last health probe failed and its jobs wait for it (when_unhealthy:
--- wait; a probe that succeeds wakes the supervisors).
-CREATE OR REPLACE FUNCTION cronvisor_agent_full(p_owner text, p_agent text,
-    p_load bigint, p_max bigint) RETURNS boolean
+-- The agents that take no request now, as (owner, agent_id) rows, for
+-- the claim and the supervisor's next wake (claim.sql, cronvisord.sql),
+-- computed once per statement rather than once per due schedule (with a
+-- backlog of thousands due for a saturated agent, a count per row made
+-- every claim cost as much as the backlog): one row of NULLs when the
+-- requests in flight in all reach p_max (the global
+-- max_concurrent_requests: every agent waits), each agent whose own
+-- max_concurrent_requests is reached, counted from the attempts that run
+-- (a supervisor killed with requests in flight holds them until a peer
+-- declares them lost), and each whose last health probe failed while its
+-- jobs wait for it (when_unhealthy: wait; a probe that succeeds wakes the
+-- supervisors).
+DROP FUNCTION IF EXISTS cronvisor_agent_full(text, text, bigint, bigint);
+CREATE OR REPLACE FUNCTION cronvisor_agents_blocked(p_max bigint)
+RETURNS TABLE (b_owner text, b_agent text)
 LANGUAGE sql STABLE AS $$
-    SELECT p_load >= p_max OR EXISTS (
-        SELECT 1 FROM agents a
-        WHERE a.owner = p_owner AND a.agent_id = p_agent
-          AND ((a.enabled AND a.health_url IS NOT NULL
-                AND a.healthy IS FALSE AND a.when_unhealthy = 'wait')
-               OR (a.max_concurrent_requests > 0
-                   AND (SELECT count(*)
-                        FROM runs r JOIN jobs j ON j.id = r.job_id
-                        JOIN schedules s ON s.id = r.schedule_id
-                        WHERE r.status = 'running' AND j.agent_id = p_agent
-                          AND s.owner = p_owner)
-                       >= a.max_concurrent_requests)))
+    WITH inflight AS MATERIALIZED (
+        SELECT s.owner AS f_owner, j.agent_id AS f_agent, count(*) AS f_n
+        FROM runs r JOIN jobs j ON j.id = r.job_id
+        JOIN schedules s ON s.id = r.schedule_id
+        WHERE r.status = 'running' AND j.agent_id IS NOT NULL
+        GROUP BY s.owner, j.agent_id)
+    SELECT NULL::text, NULL::text
+    WHERE (SELECT coalesce(sum(f_n), 0) FROM inflight) >= p_max
+    UNION ALL
+    SELECT a.owner, a.agent_id
+    FROM inflight i JOIN agents a
+        ON a.owner = i.f_owner AND a.agent_id = i.f_agent
+    WHERE a.max_concurrent_requests > 0 AND i.f_n >= a.max_concurrent_requests
+    UNION ALL
+    SELECT a.owner, a.agent_id FROM agents a
+    WHERE a.enabled AND a.health_url IS NOT NULL AND a.healthy IS FALSE
+      AND a.when_unhealthy = 'wait'
 $$;

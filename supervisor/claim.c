@@ -775,6 +775,15 @@ claim_slots(struct claim *cl, struct sched *s)
 		}
 	}
 	decide_claim_end(s, &w, &plan, &nx);
+	/*
+	 * A schedule passed over with nothing changed (its agent had no
+	 * request to spare when the claim came to it) keeps its row as it
+	 * is: rewriting it would cost a write per passed-over row and claim.
+	 */
+	if (w.fired == 0 && plan.missed == 0 && plan.expired == 0 &&
+	    nx.next_slot == s->next_slot_at && nx.next_run != CV_NEVER &&
+	    slot_ms(&s->tm, nx.next_run) * 1000 == s->next_run_us)
+		return 0;
 	return update(cl, s, nx.next_run, nx.next_slot, w.fired);
 }
 

@@ -382,33 +382,66 @@ lease_lost(const struct job *j)
 	    j->run_id, run_status_name(j->verdict.status));
 }
 
+/* The index of run id's job in v, or n. */
+static size_t
+batch_job(const struct job *const *v, size_t n, const char *id)
+{
+	size_t i = 0;
+
+	while (i < n && strcmp(v[i]->run_id, id) != 0)
+		i++;
+	return i;
+}
+
 /*
- * An attempt its agent accepted (202): it waits for the agent's report
- * without a lease (finish_waiting); its schedule keeps it in flight and
- * does not move.  1 written, 0 no longer ours, -1 with err set.
+ * The attempts of v (n of them) that their agents accepted (202): each
+ * waits for its agent's report without a lease (finish_waiting, one
+ * statement for them all); its schedule keeps it in flight and does not
+ * move.  Marks one[i] 2 for each written, 1 for each no longer ours, and
+ * leaves the others.  0, or -1 with err set.
  */
 static int
-write_waiting(
-    struct db *db, int64_t lease, const struct job *j, char *err, size_t errlen)
+write_waiting(struct db *db, int64_t lease, const struct job *const *v,
+    size_t n, char *one, char *err, size_t errlen)
 {
-	char l[24], st[24], ms[24];
-	char *out = output_text(j->res.output ? j->res.output : "",
-	    j->res.output ? j->res.output_len : 0);
-	const char *p[5] = {num(l, sizeof(l), lease), j->run_id,
-	    num(st, sizeof(st), j->res.http_status),
-	    num(ms, sizeof(ms), j->res.duration_us / 1000), out};
+	char l[24];
+	json_t *arr = json_array(), *o;
 	struct db_rows *rows;
-	int n;
+	size_t k, nw = 0;
+	char *out;
 
-	if (out == NULL)
+	for (size_t i = 0; arr != NULL && i < n; i++) {
+		if (v[i]->verdict.status != RUN_WAITING)
+			continue;
+		out = output_text(v[i]->res.output ? v[i]->res.output : "",
+		    v[i]->res.output ? v[i]->res.output_len : 0);
+		o = out ? json_pack("{s:s, s:I, s:I, s:s}", "id", v[i]->run_id,
+		              "st", (json_int_t)v[i]->res.http_status, "ms",
+		              (json_int_t)(v[i]->res.duration_us / 1000), "out",
+		              out)
+		        : NULL;
+		free(out);
+		if (o == NULL || json_array_append_new(arr, o) == -1) {
+			json_decref(arr);
+			arr = NULL;
+		}
+		one[i] = 1;
+		nw++;
+	}
+	if (arr == NULL)
 		return log_errbuf(err, errlen, "out of memory");
-	rows = db_query(db, SQL_finish_waiting, 5, p, err, errlen);
-	free(out);
-	if (rows == NULL)
+	if (nw == 0) {
+		json_decref(arr);
+		return 0;
+	}
+	if ((rows = batch_query(db, SQL_finish_waiting,
+	         num(l, sizeof(l), lease), arr, err, errlen)) == NULL)
 		return -1;
-	n = db_rows_count(rows) > 0;
+	for (int r = 0; r < db_rows_count(rows); r++)
+		if ((k = batch_job(v, n, db_rows_value(rows, r, 0))) < n)
+			one[k] = 2;
 	db_rows_free(rows);
-	return n;
+	return 0;
 }
 
 /*
@@ -428,9 +461,13 @@ finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
 	int r;
 
 	if (j->verdict.status == RUN_WAITING) {
-		if ((r = write_waiting(db, lease, j, err, errlen)) == 0)
+		char one = 0;
+
+		if (write_waiting(db, lease, &j, 1, &one, err, errlen) == -1)
+			return -1;
+		if (one != 2)
 			lease_lost(j);
-		return r;
+		return one == 2;
 	}
 	if ((r = write_run(db, lease, j, bare, &rows, err, errlen)) <= 0) {
 		if (r == 0)
@@ -547,17 +584,6 @@ lock_all(
 	return 0;
 }
 
-/* The index of run id's job in v, or n. */
-static size_t
-batch_job(struct job *const *v, size_t n, const char *id)
-{
-	size_t i = 0;
-
-	while (i < n && strcmp(v[i]->run_id, id) != 0)
-		i++;
-	return i;
-}
-
 /*
  * finish_run_in() for every job of v (n of them, in schedule id order),
  * inside the caller's transaction: the slot runs of distinct schedules in
@@ -575,7 +601,7 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 	json_t *arr = NULL, *states = NULL;
 	struct db_rows *rows = NULL;
 	int r = -1, nrows;
-	size_t nbatch;
+	size_t nbatch, nwait = 0;
 
 	if (one == NULL || (arr = batch_rows(v, n, one)) == NULL ||
 	    (states = json_array()) == NULL) {
@@ -588,7 +614,9 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 	 * after finish_runs locked the others, out of the order the API's batch
 	 * delete locks them in (a deadlock, one of the two aborted).
 	 */
-	if ((nbatch = json_array_size(arr)) < n && n > 1 &&
+	for (size_t i = 0; i < n; i++)
+		nwait += v[i]->verdict.status == RUN_WAITING;
+	if ((nbatch = json_array_size(arr)) + nwait < n && n > 1 &&
 	    lock_all(db, v, n, err, errlen) == -1)
 		goto out;
 	if (nbatch > 0) {
@@ -600,8 +628,8 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 		nrows = db_rows_count(rows);
 		log_debug("%zu results in one statement", nbatch);
 		for (int i = 0; i < nrows; i++) {
-			size_t k = batch_job(
-			    v, n, db_rows_value(rows, i, SCHED_COL_COUNT));
+			size_t k = batch_job((const struct job *const *)v, n,
+			    db_rows_value(rows, i, SCHED_COL_COUNT));
 
 			if (k == n) /* cannot be: finish_runs had its id */
 				continue;
@@ -620,8 +648,12 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 			db_rows_free(done);
 		}
 	}
+	if (nwait > 0 &&
+	    write_waiting(db, lease, (const struct job *const *)v, n, one, err,
+	        errlen) == -1)
+		goto out;
 	for (size_t i = 0; i < n; i++) {
-		if (one[i] == 1) /* in finish_runs, no row: not ours */
+		if (one[i] == 1) /* in a batch, no row: not ours */
 			lease_lost(v[i]);
 		else if (!one[i] &&
 		    finish_run_in(db, lease, v[i], 0, err, errlen) == -1)

@@ -9,7 +9,7 @@
  * supervisor probes an agent at a time; health_write() keeps the probes'
  * results (the agent's latest state, and its last 100 probes).  An agent
  * that is unhealthy and `when_unhealthy: "wait"` gets no request until a
- * probe succeeds (cronvisor_agent_full() and claim.c).
+ * probe succeeds (cronvisor_agents_blocked() and claim.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

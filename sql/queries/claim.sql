@@ -10,9 +10,9 @@
 -- takes the first of every owner, then the second of every owner, and so
 -- on, each rank by priority and next_run_at.  A schedule whose agent has
 -- no request to spare (max_concurrent_requests $5 in all, or its own;
--- cronvisor_agent_full()) is passed over: it stays due, and the claim
--- that follows the end of a request takes it, the highest priority
--- first.  An owner
+-- cronvisor_agents_blocked(), computed once per claim) is passed over:
+-- it stays due, and the claim that follows the end of a request takes
+-- it, the highest priority first.  An owner
 -- with a thousand schedules due cannot push another's one schedule out
 -- of the batch.  The ranking picks twice as many as the claim may take
 -- ($1; rows a peer holds are skipped), and only those are read again, by
@@ -23,9 +23,7 @@
 -- instant, when that run may have ended, and not a little before.  The
 -- outer WHERE is the inner one again, checked on the row locked (a peer
 -- may have moved it).
-WITH load AS MATERIALIZED (
-    SELECT count(*) AS n FROM runs r JOIN jobs j ON j.id = r.job_id
-    WHERE r.status = 'running' AND j.agent_id IS NOT NULL)
+WITH blocked AS MATERIALIZED (SELECT * FROM cronvisor_agents_blocked($5))
 SELECT {{sched}}
 FROM unnest(ARRAY(
     SELECT due_id
@@ -38,8 +36,10 @@ FROM unnest(ARRAY(
                   AND next_run_at <= to_timestamp($2)
                   AND (running = 0 OR next_run_at <= to_timestamp($3))
                   AND NOT (target ->> 'type' = 'agent'
-                           AND cronvisor_agent_full(owner, target ->> 'agent',
-                                                    (SELECT n FROM load), $5))
+                           AND (EXISTS (SELECT 1 FROM blocked
+                                        WHERE b_owner IS NULL)
+                                OR (owner, target ->> 'agent') IN
+                                   (SELECT b_owner, b_agent FROM blocked)))
                 ORDER BY next_run_at LIMIT $4) d) r
     ORDER BY due_rank, prio DESC, due_at LIMIT 2 * $1::int))
     WITH ORDINALITY AS k(due_id, due_pos)

@@ -26,9 +26,7 @@ SET enable_seqscan = off; SET enable_bitmapscan = off;
 -- requests wait.  A schedule whose agent has no request to spare ($2 the
 -- global max_concurrent_requests) is not due: the end of a request
 -- brings the claim that takes it.
-WITH load AS MATERIALIZED (
-    SELECT count(*) AS n FROM runs r JOIN jobs j ON j.id = r.job_id
-    WHERE r.status = 'running' AND j.agent_id IS NOT NULL)
+WITH blocked AS MATERIALIZED (SELECT * FROM cronvisor_agents_blocked($2))
 SELECT least(
            (SELECT ceil(extract(epoch FROM next_run_at) * 1000)::bigint
                    - CASE WHEN running = 0 THEN $1::bigint ELSE 0 END
@@ -36,8 +34,9 @@ SELECT least(
             WHERE status = 'active' AND deleted_at IS NULL
               AND next_run_at IS NOT NULL
               AND NOT (target ->> 'type' = 'agent'
-                       AND cronvisor_agent_full(owner, target ->> 'agent',
-                                                (SELECT n FROM load), $2))
+                       AND (EXISTS (SELECT 1 FROM blocked WHERE b_owner IS NULL)
+                            OR (owner, target ->> 'agent') IN
+                               (SELECT b_owner, b_agent FROM blocked)))
             ORDER BY next_run_at LIMIT 1),
            (SELECT ceil(extract(epoch FROM expires_at) * 1000)::bigint
             FROM runs WHERE status = 'waiting'

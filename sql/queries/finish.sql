@@ -224,32 +224,43 @@ FROM t
 WHERE x.id = t.execution_id;
 
 -- name: finish_waiting
--- Attempt $2 under lease $1 was accepted by its agent (202, $3 the
--- status, $4 its duration in ms, $5 the answer's text): it waits for the
--- agent's report without a lease (status waiting: a supervisor that dies
--- now loses nothing), in flight for its schedule, until it expires at its
--- deadline or at the heartbeat it owes.  A report that came already (the
--- agent was quicker than this statement) makes it expire at once.  Its job
--- is enqueued.  Returns whether it was ours to write.
-WITH r AS (
+-- Attempts under lease $1 that their agents accepted (202), $2 a JSON
+-- array of rows: the run id, the answer's status, its duration in ms and
+-- its text.  Each waits for the agent's report without a lease (status
+-- waiting: a supervisor that dies now loses nothing), in flight for its
+-- schedule, until it expires at its deadline or at the heartbeat it owes.
+-- A report that came already (the agent was quicker than this statement)
+-- makes it expire at once.  Its job is enqueued, and its execution counts
+-- it.  One statement for a batch: a burst of 202s ended one statement per
+-- attempt before.  Returns the ids of the runs that were ours to write.
+WITH v AS (
+    SELECT * FROM json_to_recordset($2::json)
+        AS v(id text, st bigint, ms bigint, out text)),
+r AS (
     UPDATE runs
-    SET status = 'waiting', http_status = $3, duration_ms = $4, output = $5,
+    SET status = 'waiting', http_status = v.st, duration_ms = v.ms,
+        output = v.out,
         expires_at = CASE
             WHEN reported_at IS NOT NULL THEN reported_at
             WHEN heartbeat_seconds IS NULL THEN deadline_at
             ELSE least(deadline_at,
                        now() + make_interval(secs => heartbeat_seconds)) END
-    WHERE id = $2 AND supervisor_id = $1 AND status = 'running'
-    RETURNING job_id),
+    FROM v
+    WHERE runs.id = v.id AND runs.supervisor_id = $1
+      AND runs.status = 'running'
+    RETURNING runs.id, runs.job_id),
 j AS (
     UPDATE jobs SET enqueued_at = coalesce(enqueued_at, now()),
                     updated_at = now()
     FROM r WHERE jobs.id = r.job_id
-    RETURNING jobs.id, jobs.execution_id)
-UPDATE executions x
-SET jobs_enqueued = (SELECT count(*) FROM jobs o
-                     WHERE o.execution_id = x.id AND o.id <> j.id
-                       AND o.enqueued_at IS NOT NULL) + 1,
-    updated_at = now()
-FROM j WHERE x.id = j.execution_id
-RETURNING 1;
+    RETURNING jobs.id, jobs.execution_id),
+x AS (
+    UPDATE executions x
+    SET jobs_enqueued = (SELECT count(*) FROM jobs o
+                         WHERE o.execution_id = x.id
+                           AND o.enqueued_at IS NOT NULL
+                           AND o.id NOT IN (SELECT id FROM j))
+                        + (SELECT count(*) FROM j WHERE j.execution_id = x.id),
+        updated_at = now()
+    WHERE x.id IN (SELECT execution_id FROM j))
+SELECT id FROM r;
