@@ -250,9 +250,12 @@ BEGIN
     IF p_job IS NULL OR p_token IS NULL OR length(p_token) > 200 THEN
         RETURN 'unauthorized';
     END IF;
+    -- Read without a lock: a report, once recorded, never changes, so a
+    -- repeated one (an agent's retry) is answered without a row lock, a
+    -- transaction id and a durable commit of its own; the UPDATE below
+    -- checks again on the row it locks.
     SELECT * INTO r FROM runs
-    WHERE job_id = p_job AND callback_hash = sha256(convert_to(p_token, 'UTF8'))
-    FOR UPDATE;
+    WHERE job_id = p_job AND callback_hash = sha256(convert_to(p_token, 'UTF8'));
     IF NOT FOUND THEN
         RETURN 'unauthorized';
     END IF;
@@ -269,7 +272,8 @@ BEGIN
             expires_at = CASE WHEN status = 'waiting' THEN least(deadline_at,
                 now() + make_interval(secs => coalesce(heartbeat_seconds, 0)))
                 ELSE expires_at END
-        WHERE id = r.id AND heartbeat_seconds IS NOT NULL;
+        WHERE id = r.id AND heartbeat_seconds IS NOT NULL
+          AND status IN ('running', 'waiting') AND reported_at IS NULL;
         RETURN 'ok';
     END IF;
     IF p_kind <> 'complete' OR p_status NOT IN ('completed', 'failed') THEN
@@ -277,17 +281,23 @@ BEGIN
     END IF;
     rep := jsonb_build_object('status', p_status, 'result', p_result,
                               'error', p_error);
+    IF r.report IS NULL AND r.status IN ('running', 'waiting') THEN
+        -- expires_at = now(): a waiting attempt is taken back at once
+        -- (claim_reports reads the waiting ones in expires_at order).
+        UPDATE runs SET report = rep, reported_at = now(), result = p_result,
+                        expires_at = now()
+        WHERE id = r.id AND report IS NULL
+          AND status IN ('running', 'waiting');
+        IF NOT FOUND THEN -- another report, or the attempt's end, came first
+            SELECT * INTO r FROM runs WHERE id = r.id;
+        END IF;
+    END IF;
     IF r.report IS NOT NULL THEN
         RETURN CASE WHEN r.report = rep THEN 'duplicate' ELSE 'conflict' END;
     END IF;
     IF r.status NOT IN ('running', 'waiting') THEN
         RETURN 'ended';
     END IF;
-    -- expires_at = now(): a waiting attempt is taken back at once
-    -- (claim_reports reads the waiting ones in expires_at order).
-    UPDATE runs SET report = rep, reported_at = now(), result = p_result,
-                    expires_at = now()
-    WHERE id = r.id;
     -- 'report': the supervisors gather reports for a moment and take
     -- them back together (cronvisord.c, REPORT_GATHER_MS).
     PERFORM pg_notify('cronvisor_wake', 'report');
