@@ -84,20 +84,6 @@ text(json_t *v, const char *field, size_t min, size_t max, char **out,
 }
 
 static int
-integer(json_t *v, const char *field, int64_t min, int64_t max, int64_t *out,
-    struct schedule_error *e)
-{
-	if (!json_is_integer(v))
-		return doc_fail(
-		    e, "invalid_field", field, "expected an integer");
-	if (json_integer_value(v) < min || json_integer_value(v) > max)
-		return doc_fail(e, "invalid_field", field,
-		    "expected %lld to %lld", (long long)min, (long long)max);
-	*out = json_integer_value(v);
-	return 0;
-}
-
-static int
 url(json_t *v, const char *field, char **out, struct schedule_error *e)
 {
 	if (doc_check_url(v, field, e) == -1)
@@ -253,7 +239,7 @@ decode_health(json_t *v, struct agent_doc *d, struct schedule_error *e)
 			if (url(x, path, &d->health_url, e) == -1)
 				return -1;
 		} else if (strcmp(k, "interval_seconds") == 0) {
-			if (integer(x, path, 5, 86400,
+			if (doc_int(x, path, 5, 86400,
 			        &d->health_interval_seconds, e) == -1)
 				return -1;
 		} else if (strcmp(k, "when_unhealthy") == 0) {
@@ -294,15 +280,15 @@ decode_member(const char *k, json_t *v, struct agent_doc *d, int keep,
 	if (strcmp(k, "auth") == 0)
 		return decode_auth(v, d, keep, e);
 	if (strcmp(k, "timeout_ms") == 0)
-		return integer(v, k, 1, 31536000000LL, &d->timeout_ms, e);
+		return doc_int(v, k, 1, 31536000000LL, &d->timeout_ms, e);
 	if (strcmp(k, "max_concurrent_requests") == 0)
-		return integer(v, k, 0, 100000, &d->max_concurrent_requests, e);
+		return doc_int(v, k, 0, 100000, &d->max_concurrent_requests, e);
 	if (strcmp(k, "heartbeat_seconds") == 0) {
 		if (json_is_null(v)) {
 			d->heartbeat_seconds = SCHEDULE_UNSET;
 			return 0;
 		}
-		return integer(v, k, 1, 86400, &d->heartbeat_seconds, e);
+		return doc_int(v, k, 1, 86400, &d->heartbeat_seconds, e);
 	}
 	if (strcmp(k, "health") == 0)
 		return decode_health(v, d, e);

@@ -675,6 +675,8 @@ int doc_fail(struct schedule_error *e, const char *code, const char *field,
     const char *fmt, ...) CV_PRINTF(4, 5);
 struct json_t *doc_load(const char *json, size_t len, struct schedule_error *e);
 int doc_check_url(struct json_t *v, const char *path, struct schedule_error *e);
+int doc_int(struct json_t *v, const char *field, int64_t min, int64_t max,
+    int64_t *out, struct schedule_error *e);
 void schedule_init(struct schedule_doc *d);
 void schedule_clear(struct schedule_doc *d);
 int schedule_parse(const char *json, size_t len, struct schedule_doc *out,
@@ -707,6 +709,14 @@ int spelling_apply(struct json_t *root, const struct schedule_doc *base,
 const char *spelling_field(
     const struct schedule_doc *d, const char *path, char *buf, size_t len);
 void spelling_error(const struct schedule_doc *d, struct schedule_error *e);
+
+/*
+ * pipeline.c: the pipeline document of the API (docs/orchestration.md),
+ * a graph of agent steps, in its native form.  Pure.
+ */
+#define PIPELINE_STEPS_MAX 100 /* steps of a pipeline */
+struct json_t *pipeline_parse(const char *json, size_t len,
+    const struct json_t *base, struct schedule_error *e);
 
 /*
  * jschema.c: JSON Schema (a documented subset of draft 2020-12) over

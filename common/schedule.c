@@ -278,6 +278,25 @@ unstorable(json_t *v, char *path, size_t len, size_t at, int beyond)
 }
 
 /*
+ * An integer member v of field, min..max, into *out (NULL: only
+ * checked).  0, or -1 with *e naming the field.
+ */
+int
+doc_int(json_t *v, const char *field, int64_t min, int64_t max, int64_t *out,
+    struct schedule_error *e)
+{
+	if (!json_is_integer(v))
+		return doc_fail(
+		    e, "invalid_field", field, "expected an integer");
+	if (json_integer_value(v) < min || json_integer_value(v) > max)
+		return doc_fail(e, "invalid_field", field,
+		    "expected %lld to %lld", (long long)min, (long long)max);
+	if (out != NULL)
+		*out = json_integer_value(v);
+	return 0;
+}
+
+/*
  * Checks that the JSON value v of field (a dotted path, "" for a whole
  * body) survives the round trip through PostgreSQL's jsonb and back
  * through jansson: every number comes back the same number of the same
