@@ -34,11 +34,14 @@ no_agent(struct response *rs)
 
 /*
  * The owner a request addresses: ?owner= (an admin's; a non-admin may
- * name only its own) or the caller's.  0, or 1 after answering.
+ * name only its own) or the caller's.  A non-admin naming another owner
+ * is told 404 with the message hidden (the thing addressed does not
+ * exist for it), or 403 when hidden is NULL (a list or a create).  0, or
+ * 1 after answering.
  */
-static int
-req_owner(
-    struct request *rq, struct response *rs, char *buf, size_t len, int hide)
+int
+api_req_owner(struct request *rq, struct response *rs, char *buf, size_t len,
+    const char *hidden)
 {
 	int r = query_get(rq->query, "owner", buf, len);
 
@@ -52,8 +55,8 @@ req_owner(
 		return 1;
 	}
 	if (rq->who.role != ROLE_ADMIN && strcmp(buf, rq->who.owner) != 0) {
-		if (hide)
-			no_agent(rs);
+		if (hidden)
+			api_error(rs, 404, "not_found", NULL, "%s", hidden);
 		else
 			api_error(rs, 403, "forbidden", "owner",
 			    "only an admin may name another owner");
@@ -77,7 +80,7 @@ req_addr(struct request *rq, struct response *rs, const char *const *allowed,
 		all[n++] = allowed[i];
 	all[n] = NULL;
 	if (query_check(rq->query, all, rs) == -1 ||
-	    req_owner(rq, rs, a->owner, sizeof(a->owner), 1))
+	    api_req_owner(rq, rs, a->owner, sizeof(a->owner), "no such agent"))
 		return 1;
 	if (rq->nsegs < 2 || strlen(rq->segs[1]) > SLUG_MAX ||
 	    !agent_slug_ok(rq->segs[1]))
@@ -87,16 +90,16 @@ req_addr(struct request *rq, struct response *rs, const char *const *allowed,
 }
 
 /* Who did it, for the deploy log: "owner (token N)". */
-static void
-whom(const struct request *rq, char *buf, size_t len)
+void
+api_whom(const struct request *rq, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s (token %lld)", rq->who.owner,
 	    (long long)rq->who.token_id);
 }
 
 /* Answers with the JSON text of row 0 column 0, status. */
-static int
-reply_text(struct response *rs, int status, struct db_rows *rows)
+int
+api_reply_text(struct response *rs, int status, struct db_rows *rows)
 {
 	json_t *o = json_loads(db_rows_value(rows, 0, 0), 0, NULL);
 
@@ -118,7 +121,7 @@ agent_query(struct request *rq, struct response *rs, const char *sql,
 		db_rows_free(rows);
 		return no_agent(rs);
 	}
-	return reply_text(rs, 200, rows);
+	return api_reply_text(rs, 200, rows);
 }
 
 /*
@@ -148,8 +151,8 @@ exists(struct request *rq, struct response *rs, const struct addr *a, char *err,
 }
 
 /* A non-empty JSON body, or 1 after answering 400. */
-static int
-no_body(const struct request *rq, struct response *rs)
+int
+api_no_body(const struct request *rq, struct response *rs)
 {
 	if (rq->body_len > 0)
 		return 0;
@@ -171,30 +174,42 @@ urls_denied(
 
 /* --- the agents ----------------------------------------------------------- */
 
-/* GET /agents: by owner and id, paged; ?owner= and ?enabled= filter. */
+/*
+ * A list of things named by owner and slug (agents, pipelines), paged by
+ * owner and slug: ?owner= (an admin without it lists every owner's),
+ * ?enabled=, and ?EXTRA= (a slug, when extra is not NULL) filter.  sql
+ * takes the owner (NULL: all), enabled (NULL: both), the extra slug if
+ * any (NULL: none), the cursor's owner and slug (NULL: from the start)
+ * and the rows at most; key names the answer's array.
+ */
 int
-agents_list(struct request *rq, struct response *rs, char *err, size_t errlen)
+api_slug_list(struct request *rq, struct response *rs, const char *sql,
+    const char *key, const char *extra, char *err, size_t errlen)
 {
-	static const char *const allowed[] = {
-	    "owner", "enabled", "limit", "cursor", NULL};
-	char owner[API_OWNER_MAX * 4 + 1], en[8], cur[API_OWNER_MAX * 4 + 80],
-	    lim[24], *sep = NULL;
-	const char *p[5];
+	const char *allowed[] = {
+	    "owner", "enabled", "limit", "cursor", extra, NULL};
+	char owner[API_OWNER_MAX * 4 + 1], en[8], x[80],
+	    cur[API_OWNER_MAX * 4 + 80], lim[24], *sep = NULL;
+	const char *p[6];
 	struct db_rows *rows;
 	int64_t limit;
-	int r, has_owner, has_en;
+	int r, n = 0, has_owner, has_en, has_x = 0;
 
 	if (query_check(rq->query, allowed, rs) == -1 ||
 	    api_list_limit(rq->query, &limit, rs))
 		return 0;
 	has_owner = query_get(rq->query, "owner", owner, sizeof(owner)) != 0;
-	if (req_owner(rq, rs, owner, sizeof(owner), 0))
+	if (api_req_owner(rq, rs, owner, sizeof(owner), NULL))
 		return 0;
 	if ((has_en = query_get(rq->query, "enabled", en, sizeof(en))) != 0 &&
 	    (has_en == -1 || (strcmp(en, "true") && strcmp(en, "false"))))
 		return api_error(rs, 400, "invalid_query", "enabled",
 		    "expected true or false");
-	/* The cursor is the last agent's "owner_slug": slugs have no '_'. */
+	if (extra && (has_x = query_get(rq->query, extra, x, sizeof(x))) != 0 &&
+	    (has_x == -1 || !agent_slug_ok(x)))
+		return api_error(rs, 400, "invalid_query", extra,
+		    "expected an id: 1 to 64 of a-z, 0-9 and '-'");
+	/* The cursor is the last one's "owner_slug": slugs have no '_'. */
 	if ((r = query_get(rq->query, "cursor", cur, sizeof(cur))) != 0 &&
 	    (r == -1 || (sep = strrchr(cur, '_')) == NULL || sep == cur ||
 	        !agent_slug_ok(sep + 1)))
@@ -203,18 +218,69 @@ agents_list(struct request *rq, struct response *rs, char *err, size_t errlen)
 	if (sep)
 		*sep = '\0';
 	snprintf(lim, sizeof(lim), "%lld", (long long)limit + 1);
-	/* An admin without ?owner= lists every owner's. */
-	p[0] = rq->who.role == ROLE_ADMIN && !has_owner ? NULL : owner;
-	p[1] = has_en == 1 ? en : NULL;
-	p[2] = sep ? cur : NULL;
-	p[3] = sep ? sep + 1 : NULL;
-	p[4] = lim;
-	if ((rows = db_query(rq->db, SQL_agents_list, 5, p, err, errlen)) ==
-	    NULL)
+	p[n++] = rq->who.role == ROLE_ADMIN && !has_owner ? NULL : owner;
+	p[n++] = has_en == 1 ? en : NULL;
+	if (extra)
+		p[n++] = has_x == 1 ? x : NULL;
+	p[n++] = sep ? cur : NULL;
+	p[n++] = sep ? sep + 1 : NULL;
+	p[n++] = lim;
+	if ((rows = db_query(rq->db, sql, n, p, err, errlen)) == NULL)
 		return API_DB_FAILED;
-	r = api_page(rs, rows, limit, "agents", api_row_item);
+	r = api_page(rs, rows, limit, key, api_row_item);
 	db_rows_free(rows);
 	return r;
+}
+
+/*
+ * For a PATCH of a thing named by owner and slug (p: both; what: "agent"
+ * or "pipeline"): opens a transaction and reads the row sql returns
+ * (locked) as JSON.  Returns it with the transaction open, or NULL with
+ * the transaction rolled back and *r what the handler returns: 0 after
+ * answering 404 (no such thing) or 403 (a viewer that sees it),
+ * API_DB_FAILED, or -1.
+ */
+json_t *
+api_slug_load(struct request *rq, struct response *rs, const char *sql,
+    const char *const *p, const char *what, int *r, char *err, size_t errlen)
+{
+	struct db_rows *rows;
+	json_t *row;
+	int n;
+
+	*r = API_DB_FAILED;
+	if (db_begin(rq->db, err, errlen) == -1)
+		return NULL;
+	if ((rows = db_query(rq->db, sql, 2, p, err, errlen)) == NULL) {
+		db_rollback(rq->db);
+		return NULL;
+	}
+	if ((n = db_rows_count(rows)) == 0 || !rq->may) {
+		db_rows_free(rows);
+		db_rollback(rq->db);
+		*r = n == 0
+		    ? api_error(rs, 404, "not_found", NULL, "no such %s", what)
+		    : api_error(rs, 403, "forbidden", NULL,
+		          "a viewer token may read %ss, not change "
+		          "them",
+		          what);
+		return NULL;
+	}
+	row = json_loads(db_rows_value(rows, 0, 0), 0, NULL);
+	db_rows_free(rows);
+	if (row == NULL) {
+		db_rollback(rq->db);
+		*r = -1;
+	}
+	return row;
+}
+
+/* GET /agents: by owner and id, paged; ?owner= and ?enabled= filter. */
+int
+agents_list(struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	return api_slug_list(
+	    rq, rs, SQL_agents_list, "agents", NULL, err, errlen);
 }
 
 /*
@@ -247,7 +313,8 @@ agents_create(struct request *rq, struct response *rs, char *err, size_t errlen)
 	json_t *c;
 
 	if (query_check(rq->query, allowed, rs) == -1 ||
-	    req_owner(rq, rs, owner, sizeof(owner), 0) || no_body(rq, rs))
+	    api_req_owner(rq, rs, owner, sizeof(owner), NULL) ||
+	    api_no_body(rq, rs))
 		return 0;
 	if (agent_parse(rq->body, rq->body_len, &d, &e) == -1)
 		return api_doc_error(rs, &e);
@@ -262,7 +329,7 @@ agents_create(struct request *rq, struct response *rs, char *err, size_t errlen)
 		agent_clear(&d);
 		return -1;
 	}
-	whom(rq, by, sizeof(by));
+	api_whom(rq, by, sizeof(by));
 	p[0] = owner;
 	p[1] = by;
 	p[2] = cols;
@@ -281,7 +348,7 @@ agents_create(struct request *rq, struct response *rs, char *err, size_t errlen)
 	}
 	wake_probes(rq, &d);
 	agent_clear(&d);
-	return reply_text(rs, 201, rows);
+	return api_reply_text(rs, 201, rows);
 }
 
 /* GET /agents/{id} */
@@ -311,33 +378,18 @@ agents_update(struct request *rq, struct response *rs, char *err, size_t errlen)
 	json_t *row, *c;
 	int r;
 
-	if (req_addr(rq, rs, NULL, &a) || no_body(rq, rs))
+	if (req_addr(rq, rs, NULL, &a) || api_no_body(rq, rs))
 		return 0;
-	if (db_begin(rq->db, err, errlen) == -1)
-		return API_DB_FAILED;
 	p[0] = a.owner;
 	p[1] = a.slug;
-	if ((rows = db_query(rq->db, SQL_agents_load, 2, p, err, errlen)) ==
-	    NULL) {
-		db_rollback(rq->db);
-		return API_DB_FAILED;
-	}
-	if (db_rows_count(rows) == 0 || !rq->may) {
-		r = db_rows_count(rows);
-		db_rows_free(rows);
-		db_rollback(rq->db);
-		return r == 0 ? no_agent(rs)
-		              : api_error(rs, 403, "forbidden", NULL,
-		                    "a viewer token may read agents, not "
-		                    "change them");
-	}
-	row = json_loads(db_rows_value(rows, 0, 0), 0, NULL);
-	db_rows_free(rows);
-	r = row ? agent_from_row(row, &d, &e) : -1;
+	if ((row = api_slug_load(
+	         rq, rs, SQL_agents_load, p, "agent", &r, err, errlen)) == NULL)
+		return r;
+	r = agent_from_row(row, &d, &e);
 	json_decref(row);
 	if (r == -1) {
 		db_rollback(rq->db);
-		return row ? api_doc_error(rs, &e) : -1;
+		return api_doc_error(rs, &e);
 	}
 	if (agent_patch(&d, rq->body, rq->body_len, &e) == -1 ||
 	    urls_denied(rq, &d, rs)) {
@@ -362,7 +414,7 @@ agents_update(struct request *rq, struct response *rs, char *err, size_t errlen)
 		db_rollback(rq->db);
 		return API_DB_FAILED;
 	}
-	return reply_text(rs, 200, rows);
+	return api_reply_text(rs, 200, rows);
 }
 
 /* DELETE /agents/{id}: 204; 409 while a schedule targets it. */
@@ -388,8 +440,8 @@ agents_delete(struct request *rq, struct response *rs, char *err, size_t errlen)
 		rs->status = 204;
 	else if (strcmp(db_rows_value(rows, 0, 2), "t") == 0)
 		r = api_error(rs, 409, "agent_in_use", NULL,
-		    "%s schedule(s) target this agent: change or delete them "
-		    "first",
+		    "%s schedule(s) or pipeline(s) use this agent: change or "
+		    "delete them first",
 		    db_rows_value(rows, 0, 1));
 	else
 		r = no_agent(rs);
@@ -446,7 +498,7 @@ agents_version_create(
 	const char *p[7];
 	int r;
 
-	if (req_addr(rq, rs, NULL, &a) || no_body(rq, rs))
+	if (req_addr(rq, rs, NULL, &a) || api_no_body(rq, rs))
 		return 0;
 	if ((r = exists(rq, rs, &a, err, errlen)) != 1)
 		return r;
@@ -461,7 +513,7 @@ agents_version_create(
 		agent_version_clear(&v);
 		return -1;
 	}
-	whom(rq, by, sizeof(by));
+	api_whom(rq, by, sizeof(by));
 	p[0] = a.owner;
 	p[1] = a.slug;
 	p[2] = v.version;
@@ -478,7 +530,7 @@ agents_version_create(
 		r = api_error(rs, 409, "conflict", "version",
 		    "version %s exists; versions cannot change", v.version);
 	} else
-		r = reply_text(rs, 201, rows);
+		r = api_reply_text(rs, 201, rows);
 	agent_version_clear(&v);
 	return r;
 }
@@ -522,7 +574,7 @@ small_body(struct request *rq, struct response *rs, const char *const *keys)
 	json_t *b, *v;
 	int i;
 
-	if (no_body(rq, rs))
+	if (api_no_body(rq, rs))
 		return NULL;
 	if ((b = doc_load(rq->body, rq->body_len, &e)) == NULL) {
 		api_doc_error(rs, &e);
@@ -583,7 +635,7 @@ deploy(struct request *rq, struct response *rs, const struct addr *a,
 	const char *v[3] = {a->owner, a->slug, version};
 	struct db_rows *rows;
 
-	whom(rq, by, sizeof(by));
+	api_whom(rq, by, sizeof(by));
 	if ((rows = db_query(
 	         rq->db, SQL_agents_version_exists, 3, v, err, errlen)) == NULL)
 		return API_DB_FAILED;

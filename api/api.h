@@ -146,7 +146,17 @@ int executions_jobs(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int jobs_get(struct request *rq, struct response *rs, char *err, size_t errlen);
 
-/* agents.c */
+/* agents.c, and what pipelines.c shares of it */
+int api_req_owner(struct request *rq, struct response *rs, char *buf,
+    size_t len, const char *hidden);
+void api_whom(const struct request *rq, char *buf, size_t len);
+int api_reply_text(struct response *rs, int status, struct db_rows *rows);
+int api_no_body(const struct request *rq, struct response *rs);
+struct json_t *api_slug_load(struct request *rq, struct response *rs,
+    const char *sql, const char *const *p, const char *what, int *r, char *err,
+    size_t errlen);
+int api_slug_list(struct request *rq, struct response *rs, const char *sql,
+    const char *key, const char *extra, char *err, size_t errlen);
 int agents_list(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int agents_create(
@@ -174,6 +184,18 @@ int agents_health(
 int jobs_complete(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int jobs_heartbeat(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+
+/* pipelines.c */
+int pipelines_list(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int pipelines_create(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int pipelines_get(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int pipelines_update(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int pipelines_delete(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 
 /* health.c */

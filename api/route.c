@@ -54,6 +54,11 @@ static const struct route route_table[] = {
     {"GET", "/agents/{id}/deployments", agents_deployments, 1, ROLE_VIEWER, 0,
         0},
     {"GET", "/agents/{id}/health", agents_health, 1, ROLE_VIEWER, 0, 0},
+    {"GET", "/pipelines", pipelines_list, 1, ROLE_VIEWER, 0, 0},
+    {"POST", "/pipelines", pipelines_create, 1, ROLE_EDITOR, 0, 0},
+    {"GET", "/pipelines/{id}", pipelines_get, 1, ROLE_VIEWER, 0, 0},
+    {"PATCH", "/pipelines/{id}", pipelines_update, 1, ROLE_EDITOR, 1, 0},
+    {"DELETE", "/pipelines/{id}", pipelines_delete, 1, ROLE_EDITOR, 1, 0},
     {"GET", "/health", health_get, 0, ROLE_VIEWER, 0, 1},
 };
 #define ROUTE_COUNT (sizeof(route_table) / sizeof(route_table[0]))

@@ -212,6 +212,18 @@ LANGUAGE sql STABLE AS $$
         'updated_at', cronvisor_time(a.updated_at))
 $$;
 
+-- A pipeline as the API shows it (docs/orchestration.md).
+CREATE OR REPLACE FUNCTION cronvisor_pipeline_json(p pipelines) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'pipeline_id', p.pipeline_id, 'owner', p.owner, 'name', p.name,
+        'description', p.description, 'steps', p.steps,
+        'fail_fast', p.fail_fast, 'enabled', p.enabled,
+        'created_by', p.created_by, 'updated_by', p.updated_by,
+        'created_at', cronvisor_time(p.created_at),
+        'updated_at', cronvisor_time(p.updated_at))
+$$;
+
 CREATE OR REPLACE FUNCTION cronvisor_agent_version_json(v agent_versions)
 RETURNS jsonb LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object(

@@ -74,12 +74,16 @@ LIMIT $5;
 
 -- name: agents_delete
 -- Deletes agent $2 of owner $1 unless a schedule (not deleted) targets
--- it.  One row: how many went (0 or 1), how many schedules use it, and
--- whether it exists (after).
+-- it or a pipeline has a step of it.  One row: how many went (0 or 1),
+-- how many schedules and pipelines use it, and whether it exists (after).
 WITH u AS (
-    SELECT count(*) AS n FROM schedules
-    WHERE owner = $1 AND deleted_at IS NULL
-      AND target ->> 'type' = 'agent' AND target ->> 'agent' = $2),
+    SELECT (SELECT count(*) FROM schedules
+            WHERE owner = $1 AND deleted_at IS NULL
+              AND target ->> 'type' = 'agent' AND target ->> 'agent' = $2)
+         + (SELECT count(*) FROM pipelines
+            WHERE owner = $1
+              AND steps @> jsonb_build_array(
+                      jsonb_build_object('agent_id', $2::text))) AS n),
 d AS (
     DELETE FROM agents
     WHERE owner = $1 AND agent_id = $2 AND (SELECT n FROM u) = 0
