@@ -746,21 +746,7 @@ agents_update(const struct agents_args *a)
 static int
 agents_delete(const struct agents_args *a)
 {
-	const struct api_query q[] = {{"owner", a->arg[AO_OWNER]}};
-	json_t *doc;
-	int rc;
-
-	rc = api_request("DELETE", a->path, q, 1, NULL, &doc);
-	json_decref(doc);
-	if (rc != 0)
-		return rc == API_DRY ? CTL_EXIT_OK : CTL_EXIT_FAIL;
-	if (ctl.json) {
-		doc = json_pack("{ss}", "deleted", a->pos[0]);
-		api_print_json(doc);
-		json_decref(doc);
-	} else
-		printf("deleted agent %s\n", a->pos[0]);
-	return CTL_EXIT_OK;
+	return api_delete_print(a->path, a->arg[AO_OWNER], "agent", a->pos[0]);
 }
 
 /* "agents versions ID": GET /agents/ID/versions. */

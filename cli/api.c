@@ -761,3 +761,29 @@ api_show_print(const char *path, const char *const *order)
 	json_decref(doc);
 	return CTL_EXIT_OK;
 }
+
+/*
+ * DELETE path (with ?owner= when owner is not NULL), whose 204 has no
+ * body: prints "deleted WHAT ID", or {"deleted": ID} with --json.
+ * Returns the exit status.
+ */
+int
+api_delete_print(
+    const char *path, const char *owner, const char *what, const char *id)
+{
+	const struct api_query q[] = {{"owner", owner}};
+	json_t *doc;
+	int rc;
+
+	rc = api_request("DELETE", path, q, 1, NULL, &doc);
+	json_decref(doc);
+	if (rc != 0)
+		return rc == API_DRY ? CTL_EXIT_OK : CTL_EXIT_FAIL;
+	if (ctl.json) {
+		doc = json_pack("{ss}", "deleted", id);
+		api_print_json(doc);
+		json_decref(doc);
+	} else
+		printf("deleted %s %s\n", what, id);
+	return CTL_EXIT_OK;
+}

@@ -32,6 +32,7 @@ static const struct ctl_command commands[] = {
     {"executions", executions_main},
     {"jobs", jobs_main},
     {"agents", agents_main},
+    {"pipelines", pipelines_main},
 };
 
 /* Prints the list of commands. */
@@ -79,6 +80,11 @@ usage(FILE *fp)
 	    "  agents rollback   go back to an environment's previous version\n"
 	    "  agents deployments show what each environment runs, and the log\n"
 	    "  agents health     show an agent's health and its last probes\n"
+	    "  pipelines list    list pipelines\n"
+	    "  pipelines show    show one pipeline and its steps\n"
+	    "  pipelines create  create a pipeline from a file\n"
+	    "  pipelines update  change some members of a pipeline\n"
+	    "  pipelines delete  delete a pipeline\n"
 	    "\n" CTL_GLOBAL_USAGE "\n"
 	    "Run 'cronvisorctl COMMAND --help' for a command's options.\n",
 	    fp);

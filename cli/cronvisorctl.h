@@ -174,6 +174,8 @@ int api_request_json(const char *method, const char *path,
 int api_list_print(const char *path, const struct api_query *q, size_t nq,
     const char *key, int all, void (*table)(const struct json_t *));
 int api_show_print(const char *path, const char *const *order);
+int api_delete_print(
+    const char *path, const char *owner, const char *what, const char *id);
 int api_list(const char *path, const struct api_query *query, size_t nquery,
     const char *key, int all, struct json_t **out);
 int api_request_key(const char *method, const char *path,
@@ -229,5 +231,8 @@ int jobs_main(int argc, char **argv);
 
 /* agents.c: the agent registry commands of the API */
 int agents_main(int argc, char **argv);
+
+/* pipelines.c */
+int pipelines_main(int argc, char **argv);
 
 #endif

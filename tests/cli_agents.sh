@@ -5,8 +5,9 @@
 # stdin) and from a file, list as a table and --json, show, update,
 # versions, deploy, promote, rollback, deployments, health, delete; the
 # usage errors (exit 2), the API's errors (exit 1, its message and
-# field), a viewer's 403, an admin's --owner.  The requests --dry-run
-# prints are checked without a server.  No secret may show in any output
+# field), a viewer's 403, an admin's --owner; and "cronvisorctl
+# pipelines …" (create from a file and stdin, list, show, update,
+# delete).  The requests --dry-run prints are checked without a server.  No secret may show in any output
 # or in any log of the stack.
 # Usage: cli_agents.sh CRONVISORD CRONVISOR-API CRONVISORCTL CONNINFO-FILE
 set -u
@@ -356,6 +357,37 @@ ok delete-json "$("$ctl" agents delete plain --json | jq -r .deleted)" plain
 c delete-again 1 "cronvisorctl: no such agent" -- "$ctl" agents delete plain
 ok delete-left "$("$ctl" agents list --json | jq -r '[.agents[].agent_id] | join(",")')" \
 	"basic-one,query-strategy"
+
+# pipelines (cronvisorctl pipelines …, docs/orchestration.md)
+printf '{"id": "chain", "name": "Chain", "steps": [
+  {"stepId": "one", "agentId": "query-strategy", "timeout": 5000},
+  {"stepId": "two", "agentId": "basic-one", "dependsOn": ["one"], "runWhen": "done"}]}\n' >"$tmp/pipe.json"
+c pipe-create 0 "chain" -- "$ctl" pipelines create --file "$tmp/pipe.json"
+ok pipe-create-steps "$(printf '%s\n' "$out" | grep '^two ' | col)" "two basic-one one done yes -"
+c pipe-create-stdin 0 "solo" -- sh -c "printf '%s' '{\"pipeline_id\": \"solo\", \"name\": \"Solo\", \"steps\": [{\"step_id\": \"s\", \"agent_id\": \"query-strategy\"}]}' | \"$ctl\" pipelines create --file -"
+c pipe-list 0 "chain" -- "$ctl" pipelines list
+ok pipe-list-rows "$(printf '%s\n' "$out" | sed 1d | awk '{print $1 "/" $4}' | tr '\n' ' ')" "chain/2 solo/1 "
+ok pipe-list-agent "$("$ctl" pipelines list --agent basic-one --json | jq -r '[.pipelines[].pipeline_id] | join(",")')" chain
+c pipe-show 0 "RUN WHEN" -- "$ctl" pipelines show chain
+ok pipe-show-fail-fast "$(printf '%s\n' "$out" | grep '^fail_fast:' | col)" "fail_fast: false"
+printf '{"steps": [{"step_id": "a", "agent_id": "query-strategy", "depends_on": ["b"]},
+  {"step_id": "b", "agent_id": "query-strategy", "depends_on": ["a"]}]}\n' >"$tmp/cycle.json"
+c pipe-cycle 1 "a cycle: a depends on b depends on a (field: steps[0].depends_on)" -- \
+	"$ctl" pipelines update chain --file "$tmp/cycle.json"
+printf '{"description": "two steps"}\n' >"$tmp/desc.json"
+c pipe-update 0 "two steps" -- "$ctl" pipelines update chain --file "$tmp/desc.json"
+c pipe-needs-file 2 "pipelines create needs --file" -- "$ctl" pipelines create
+c pipe-bad-enabled 2 "is not true or false" -- "$ctl" pipelines list --enabled maybe
+c pipe-in-use 1 "pipeline(s) use this agent" -- "$ctl" agents delete basic-one
+c pipe-other 1 "cronvisorctl: no such pipeline" -- \
+	env CRONVISOR_TOKEN="$CV_TOKEN_BOB_EDITOR" "$ctl" pipelines show chain
+c pipe-viewer 1 "may read pipelines, not change them" -- \
+	env CRONVISOR_TOKEN="$CV_TOKEN_ALICE_VIEWER" "$ctl" pipelines delete chain
+c pipe-admin 0 "STEP" -- adm "$ctl" pipelines show chain --owner alice
+ok pipe-admin-owner "$(printf '%s\n' "$out" | grep '^owner:' | col)" "owner: alice"
+c pipe-delete 0 "deleted pipeline chain" -- "$ctl" pipelines delete chain
+ok pipe-delete-json "$("$ctl" pipelines delete solo --json | jq -r .deleted)" solo
+c pipe-gone 1 "cronvisorctl: no such pipeline" -- "$ctl" pipelines show chain
 
 # transport errors
 c no-server 1 "cannot reach the API at http://127.0.0.1:1/api/v1/agents:" -- \
