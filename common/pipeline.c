@@ -371,7 +371,8 @@ step_index(json_t *steps, const char *id)
  * must come back to a step already seen.
  */
 static int
-name_cycle(json_t *steps, const char *left, int i, struct schedule_error *e)
+name_cycle(json_t *steps, json_t *input, const char *left, int i,
+    struct schedule_error *e)
 {
 	int order[PIPELINE_STEPS_MAX], seen[PIPELINE_STEPS_MAX], n = 0, s;
 	char msg[CV_ERRLEN], path[64];
@@ -407,7 +408,8 @@ name_cycle(json_t *steps, const char *left, int i, struct schedule_error *e)
 	snprintf(msg + len, sizeof(msg) - len, "%s",
 	    json_string_value(
 	        json_object_get(json_array_get(steps, (size_t)i), "step_id")));
-	snprintf(path, sizeof(path), "steps[%d].depends_on", i);
+	snprintf(path, sizeof(path), "steps[%d].%s", i,
+	    given(json_array_get(input, (size_t)i), step_names, "depends_on"));
 	return doc_fail(e, "invalid_field", path, "%s", msg);
 }
 
@@ -417,7 +419,7 @@ name_cycle(json_t *steps, const char *left, int i, struct schedule_error *e)
  * is one).  0, or -1 with *e naming the step.
  */
 static int
-graph_check(json_t *steps, struct schedule_error *e)
+graph_check(json_t *steps, json_t *input, struct schedule_error *e)
 {
 	size_t n = json_array_size(steps);
 	char left[PIPELINE_STEPS_MAX], path[64];
@@ -430,7 +432,9 @@ graph_check(json_t *steps, struct schedule_error *e)
 		json_t *deps = json_object_get(s, "depends_on");
 
 		if (step_index(steps, id) != (int)i) {
-			snprintf(path, sizeof(path), "steps[%zu].step_id", i);
+			snprintf(path, sizeof(path), "steps[%zu].%s", i,
+			    given(json_array_get(input, i), step_names,
+			        "step_id"));
 			return doc_fail(e, "invalid_field", path,
 			    "duplicate step id \"%s\" (steps[%d] has it)", id,
 			    step_index(steps, id));
@@ -439,8 +443,10 @@ graph_check(json_t *steps, struct schedule_error *e)
 			const char *d =
 			    json_string_value(json_array_get(deps, k));
 
-			snprintf(path, sizeof(path),
-			    "steps[%zu].depends_on[%zu]", i, k);
+			snprintf(path, sizeof(path), "steps[%zu].%s[%zu]", i,
+			    given(json_array_get(input, i), step_names,
+			        "depends_on"),
+			    k);
 			if (strcmp(d, id) == 0)
 				return doc_fail(e, "invalid_field", path,
 				    "step \"%s\" cannot depend on itself", id);
@@ -479,7 +485,7 @@ graph_check(json_t *steps, struct schedule_error *e)
 	}
 	for (size_t i = 0; remain > 0 && i < n; i++)
 		if (left[i])
-			return name_cycle(steps, left, (int)i, e);
+			return name_cycle(steps, input, left, (int)i, e);
 	return 0;
 }
 
@@ -531,7 +537,7 @@ top_member(json_t *out, json_t *v, json_t *n, const char *nat,
 				         : -1;
 			}
 		}
-		if (graph_check(steps, e) == -1) {
+		if (graph_check(steps, x, e) == -1) {
 			json_decref(steps);
 			return -1;
 		}

@@ -286,6 +286,9 @@ BEGIN
                 ELSE expires_at END
         WHERE id = r.id AND heartbeat_seconds IS NOT NULL
           AND status IN ('running', 'waiting') AND reported_at IS NULL;
+        IF NOT FOUND AND r.heartbeat_seconds IS NOT NULL THEN
+            RETURN 'ended'; -- it ended since it was read
+        END IF;
         RETURN 'ok';
     END IF;
     IF p_kind <> 'complete' OR p_status NOT IN ('completed', 'failed') THEN
@@ -302,6 +305,9 @@ BEGIN
           AND status IN ('running', 'waiting');
         IF NOT FOUND THEN -- another report, or the attempt's end, came first
             SELECT * INTO r FROM runs WHERE id = r.id;
+            IF NOT FOUND THEN -- and its schedule went with its runs
+                RETURN 'ended';
+            END IF;
         END IF;
     END IF;
     IF r.report IS NOT NULL THEN
@@ -330,7 +336,6 @@ REVOKE ALL ON FUNCTION cronvisor_job_report(uuid, text, text, text, jsonb,
 -- declares them lost), and each whose last health probe failed while its
 -- jobs wait for it (when_unhealthy: wait; a probe that succeeds wakes the
 -- supervisors).
-DROP FUNCTION IF EXISTS cronvisor_agent_full(text, text, bigint, bigint);
 CREATE OR REPLACE FUNCTION cronvisor_agents_blocked(p_max bigint)
 RETURNS TABLE (b_owner text, b_agent text)
 LANGUAGE sql STABLE AS $$

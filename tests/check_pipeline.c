@@ -148,7 +148,14 @@ START_TEST(test_seed_spelling)
 	/* Errors name the field as the input spelled it. */
 	bad("{\"id\": \"p\", \"name\": \"P\", \"steps\": [{\"stepId\": \"a\","
 	    " \"agentId\": \"x\", \"dependsOn\": [\"b\"]}]}",
-	    "invalid_field", "steps[0].depends_on[0]", "no step \"b\"");
+	    "invalid_field", "steps[0].dependsOn[0]", "no step \"b\"");
+	bad("{\"id\": \"p\", \"name\": \"P\", \"steps\": [{\"stepId\": \"a\","
+	    " \"agentId\": \"x\", \"dependsOn\": [\"b\"]}, {\"stepId\": \"b\","
+	    " \"agentId\": \"x\", \"dependsOn\": [\"a\"]}]}",
+	    "invalid_field", "steps[0].dependsOn", "a cycle");
+	bad("{\"id\": \"p\", \"name\": \"P\", \"steps\": [{\"stepId\": \"a\","
+	    " \"agentId\": \"x\"}, {\"stepId\": \"a\", \"agentId\": \"x\"}]}",
+	    "invalid_field", "steps[1].stepId", "duplicate step id");
 	bad("{\"id\": \"p\", \"name\": \"P\", \"steps\": [{\"stepId\": \"a\","
 	    " \"agentId\": \"X\"}]}",
 	    "invalid_field", "steps[0].agentId", "slug");

@@ -38,7 +38,7 @@ FROM unnest(ARRAY(
                   AND NOT (target ->> 'type' = 'agent'
                            AND (EXISTS (SELECT 1 FROM blocked
                                         WHERE b_owner IS NULL)
-                                OR (owner, target ->> 'agent') IN
+                                OR (owner, coalesce(target ->> 'agent', '')) IN
                                    (SELECT b_owner, b_agent FROM blocked)))
                 ORDER BY next_run_at LIMIT $4) d) r
     ORDER BY due_rank, prio DESC, due_at LIMIT 2 * $1::int))

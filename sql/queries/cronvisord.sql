@@ -35,7 +35,7 @@ SELECT least(
               AND next_run_at IS NOT NULL
               AND NOT (target ->> 'type' = 'agent'
                        AND (EXISTS (SELECT 1 FROM blocked WHERE b_owner IS NULL)
-                            OR (owner, target ->> 'agent') IN
+                            OR (owner, coalesce(target ->> 'agent', '')) IN
                                (SELECT b_owner, b_agent FROM blocked)))
             ORDER BY next_run_at LIMIT 1),
            (SELECT ceil(extract(epoch FROM expires_at) * 1000)::bigint
