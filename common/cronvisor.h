@@ -719,6 +719,53 @@ struct json_t *pipeline_parse(const char *json, size_t len,
     const struct json_t *base, struct schedule_error *e);
 
 /*
+ * datasource.c: seed 004's data-source strings (db:<table>:<filter>:
+ * <field>[?options]) and the parameterised SELECT of one over a
+ * registered table (docs/orchestration.md, "Fan-out").  Pure.
+ */
+#define DS_NAME_MAX     63      /* characters of a table or column name */
+#define DS_STRING_MAX   8192    /* bytes of a data-source string */
+#define DS_FILTER_BYTES 4096    /* bytes of its JSON filter */
+#define DS_DEPTH_MAX    8       /* nesting of the filter */
+#define DS_NODES_MAX    256     /* conditions in the filter */
+#define DS_PARAMS_MAX   1000    /* values in the query */
+#define DS_VALUE_MAX    1000    /* bytes of one value */
+#define DS_BATCH_MAX    10000   /* batchSize at most */
+#define DS_STAGGER_MAX  3600000 /* staggerDelay at most (ms) */
+struct ds_spec {
+	char table[DS_NAME_MAX + 1]; /* the registered table's name */
+	int all;                     /* the filter is "all" */
+	char *value;                 /* else the key's value (decoded) */
+	char field[DS_NAME_MAX + 1]; /* the column whose values expand */
+	int64_t batch_size;          /* batchSize, -1: the default */
+	int64_t stagger_ms;          /* staggerDelay, -1: the default */
+	struct json_t *filter;       /* an array of filter objects */
+};
+struct ds_column {
+	const char *name; /* as the string names it */
+	const char *sql;  /* the quoted identifier */
+	const char *type; /* its SQL type, for the casts */
+};
+struct ds_table {
+	const char *name;                /* as the string names it */
+	const char *relation;            /* the quoted, qualified relation */
+	const char *key;                 /* the name of its key column */
+	const struct ds_column *columns; /* what may be read */
+	int ncolumns;
+};
+struct ds_query {
+	char *sql;     /* SELECT …: JSON text of each value */
+	char **params; /* $1.. as text */
+	int nparams;
+};
+int ds_is_source(const char *s);
+int ds_parse(const char *s, struct ds_spec *d, char *err, size_t errlen);
+void ds_spec_clear(struct ds_spec *d);
+int ds_compile(const struct ds_spec *d, const struct ds_table *t, int64_t limit,
+    struct ds_query *q, char *err, size_t errlen);
+void ds_query_clear(struct ds_query *q);
+
+/*
  * jschema.c: JSON Schema (a documented subset of draft 2020-12) over
  * jansson, for an AI agent's job parameters against its input_schema.
  * Pure.
