@@ -186,6 +186,18 @@ int jobs_complete(
 int jobs_heartbeat(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 
+/* datasources.c */
+int datasources_list(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int datasources_create(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int datasources_get(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int datasources_delete(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int datasources_preview(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+
 /* pipelines.c */
 int pipelines_list(
     struct request *rq, struct response *rs, char *err, size_t errlen);

@@ -59,6 +59,12 @@ static const struct route route_table[] = {
     {"GET", "/pipelines/{id}", pipelines_get, 1, ROLE_VIEWER, 0, 0},
     {"PATCH", "/pipelines/{id}", pipelines_update, 1, ROLE_EDITOR, 1, 0},
     {"DELETE", "/pipelines/{id}", pipelines_delete, 1, ROLE_EDITOR, 1, 0},
+    {"GET", "/data-sources", datasources_list, 1, ROLE_VIEWER, 0, 0},
+    {"POST", "/data-sources", datasources_create, 1, ROLE_ADMIN, 0, 0},
+    {"POST", "/data-sources/preview", datasources_preview, 1, ROLE_VIEWER, 0,
+        0},
+    {"GET", "/data-sources/{id}", datasources_get, 1, ROLE_VIEWER, 0, 0},
+    {"DELETE", "/data-sources/{id}", datasources_delete, 1, ROLE_ADMIN, 0, 0},
     {"GET", "/health", health_get, 0, ROLE_VIEWER, 0, 1},
 };
 #define ROUTE_COUNT (sizeof(route_table) / sizeof(route_table[0]))

@@ -358,6 +358,11 @@ struct config {
 	char *receiver_secret;    /* signs the receiver's events, "" = no */
 	char *agent_callback_url; /* the API as agents reach it, "" = none */
 	int64_t max_concurrent_requests; /* agent requests in flight, all */
+	char *datasource_role;           /* data-source queries run as it */
+	int64_t datasource_row_limit;    /* rows a string expands to at most */
+	int64_t datasource_timeout_ms;   /* a data-source query at most */
+	int64_t fanout_batch_size;       /* batchSize's default */
+	int64_t fanout_stagger_ms;       /* staggerDelay's default */
 	char *supervisor_name;           /* this supervisor's name, "" = host */
 	enum log_level log_level;        /* how much to log */
 	int64_t max_concurrent_runs;     /* runs in flight per supervisor */
@@ -732,6 +737,7 @@ struct json_t *pipeline_parse(const char *json, size_t len,
 #define DS_VALUE_MAX    1000    /* bytes of one value */
 #define DS_BATCH_MAX    10000   /* batchSize at most */
 #define DS_STAGGER_MAX  3600000 /* staggerDelay at most (ms) */
+#define DS_COLUMNS_MAX  100     /* columns of a registration */
 struct ds_spec {
 	char table[DS_NAME_MAX + 1]; /* the registered table's name */
 	int all;                     /* the filter is "all" */
@@ -764,6 +770,8 @@ void ds_spec_clear(struct ds_spec *d);
 int ds_compile(const struct ds_spec *d, const struct ds_table *t, int64_t limit,
     struct ds_query *q, char *err, size_t errlen);
 void ds_query_clear(struct ds_query *q);
+struct json_t *ds_registration_parse(
+    const char *json, size_t len, struct schedule_error *e);
 
 /*
  * jschema.c: JSON Schema (a documented subset of draft 2020-12) over

@@ -607,3 +607,198 @@ fail:
 	ds_query_clear(q);
 	return -1;
 }
+
+/* --- the registration ---------------------------------------------------- */
+
+/* 1 if s is a relation name: "table" or "schema.table", plain names. */
+static int
+relation_ok(const char *s)
+{
+	const char *dot = strchr(s, '.');
+
+	if (dot == NULL)
+		return name_ok(s, strlen(s));
+	return name_ok(s, (size_t)(dot - s)) &&
+	    name_ok(dot + 1, strlen(dot + 1));
+}
+
+/* A registered column: "name", or {"name": …, "column": …}. */
+static json_t *
+reg_column(json_t *v, size_t i, struct schedule_error *e)
+{
+	const char *name, *col, *k;
+	char f[64];
+	json_t *x;
+
+	snprintf(f, sizeof(f), "columns[%zu]", i);
+	if (json_is_string(v))
+		name = col = json_string_value(v);
+	else if (json_is_object(v)) {
+		json_object_foreach(v, k, x)
+		{
+			if (strcmp(k, "name") && strcmp(k, "column")) {
+				snprintf(
+				    f, sizeof(f), "columns[%zu].%.20s", i, k);
+				doc_fail(e, "unknown_field", f,
+				    "not a member of a column");
+				return NULL;
+			}
+		}
+		name = json_string_value(json_object_get(v, "name"));
+		col = json_string_value(json_object_get(v, "column"));
+		if (col == NULL)
+			col = name;
+	} else {
+		doc_fail(e, "invalid_field", f,
+		    "expected a column name, or {\"name\", \"column\"}");
+		return NULL;
+	}
+	if (name == NULL || !name_ok(name, strlen(name))) {
+		doc_fail(e, "invalid_field", f,
+		    "expected a name: a letter or _, then letters, digits and _ "
+		    "(%d at most)",
+		    DS_NAME_MAX);
+		return NULL;
+	}
+	if (strlen(col) == 0 || strlen(col) > DS_NAME_MAX) {
+		doc_fail(e, "invalid_field", f, "the column: 1 to %d bytes",
+		    DS_NAME_MAX);
+		return NULL;
+	}
+	return json_pack("{s:s, s:s}", "name", name, "column", col);
+}
+
+/*
+ * A registration document (POST /data-sources): {"name", "relation",
+ * "key", "columns", "owners", "description"}.  Returns it with every
+ * member present (columns as [{"name", "column"}], owners [] for every
+ * owner, description ""), or NULL with *e naming the member.  Whether the
+ * relation and its columns exist, and may be read, is the API's to ask
+ * the database.
+ */
+json_t *
+ds_registration_parse(const char *json, size_t len, struct schedule_error *e)
+{
+	static const char *const members[] = {"name", "relation", "key",
+	    "columns", "owners", "description", NULL};
+	json_t *v, *out = NULL, *cols = NULL, *owners = NULL, *x;
+	const char *k, *s;
+	size_t i;
+
+	if ((v = doc_load(json, len, e)) == NULL)
+		return NULL;
+	if (!json_is_object(v)) {
+		doc_fail(e, "invalid_json", NULL, "expected an object");
+		goto out;
+	}
+	json_object_foreach(v, k, x)
+	{
+		for (i = 0; members[i] && strcmp(members[i], k); i++)
+			;
+		if (members[i] == NULL) {
+			doc_fail(e, "unknown_field", k,
+			    "not a field of a data source");
+			goto out;
+		}
+	}
+	for (i = 0; i < 4; i++)
+		if (json_object_get(v, members[i]) == NULL) {
+			doc_fail(e, "missing_field", members[i], "required");
+			goto out;
+		}
+	s = json_string_value(json_object_get(v, "name"));
+	if (s == NULL || !name_ok(s, strlen(s))) {
+		doc_fail(e, "invalid_field", "name",
+		    "expected a name: a letter or _, then letters, digits and _ "
+		    "(%d at most)",
+		    DS_NAME_MAX);
+		goto out;
+	}
+	s = json_string_value(json_object_get(v, "relation"));
+	if (s == NULL || !relation_ok(s)) {
+		doc_fail(e, "invalid_field", "relation",
+		    "expected table or schema.table (plain names)");
+		goto out;
+	}
+	x = json_object_get(v, "columns");
+	if (!json_is_array(x) || json_array_size(x) == 0 ||
+	    json_array_size(x) > DS_COLUMNS_MAX) {
+		doc_fail(e, "invalid_field", "columns",
+		    "expected an array of 1 to %d columns", DS_COLUMNS_MAX);
+		goto out;
+	}
+	if ((cols = json_array()) == NULL)
+		goto oom;
+	for (i = 0; i < json_array_size(x); i++) {
+		json_t *c = reg_column(json_array_get(x, i), i, e);
+		char f[32];
+
+		if (c == NULL)
+			goto out;
+		for (size_t j = 0; j < json_array_size(cols); j++)
+			if (json_equal(json_object_get(
+			                   json_array_get(cols, j), "name"),
+			        json_object_get(c, "name"))) {
+				json_decref(c);
+				snprintf(f, sizeof(f), "columns[%zu]", i);
+				doc_fail(e, "invalid_field", f,
+				    "the name is registered twice");
+				goto out;
+			}
+		if (json_array_append_new(cols, c) == -1)
+			goto oom;
+	}
+	s = json_string_value(json_object_get(v, "key"));
+	for (i = 0; s && i < json_array_size(cols); i++)
+		if (strcmp(s,
+		        json_string_value(json_object_get(
+		            json_array_get(cols, i), "name"))) == 0)
+			break;
+	if (s == NULL || i == json_array_size(cols)) {
+		doc_fail(e, "invalid_field", "key",
+		    "expected the name of one of the columns");
+		goto out;
+	}
+	x = json_object_get(v, "owners");
+	if (x != NULL && (!json_is_array(x) || json_array_size(x) > 1000)) {
+		doc_fail(e, "invalid_field", "owners",
+		    "expected an array of at most 1000 owners ([]: every owner)");
+		goto out;
+	}
+	if ((owners = json_array()) == NULL)
+		goto oom;
+	for (i = 0; i < json_array_size(x); i++) {
+		const char *o = json_string_value(json_array_get(x, i));
+		char f[32];
+
+		snprintf(f, sizeof(f), "owners[%zu]", i);
+		if (o == NULL || *o == '\0' || utf8_chars(o) > 200) {
+			doc_fail(e, "invalid_field", f,
+			    "an owner is 1 to 200 characters");
+			goto out;
+		}
+		if (json_array_append(owners, json_array_get(x, i)) == -1)
+			goto oom;
+	}
+	x = json_object_get(v, "description");
+	if (x != NULL && !json_is_null(x) &&
+	    (!json_is_string(x) || utf8_chars(json_string_value(x)) > 10000)) {
+		doc_fail(e, "invalid_field", "description",
+		    "expected at most 10000 characters");
+		goto out;
+	}
+	out = json_pack("{s:O, s:O, s:O, s:O, s:O, s:s}", "name",
+	    json_object_get(v, "name"), "relation",
+	    json_object_get(v, "relation"), "key", json_object_get(v, "key"),
+	    "columns", cols, "owners", owners, "description",
+	    json_is_string(x) ? json_string_value(x) : "");
+	if (out != NULL)
+		goto out;
+oom:
+	doc_fail(e, "internal", NULL, "out of memory");
+out:
+	json_decref(cols);
+	json_decref(owners);
+	json_decref(v);
+	return out;
+}

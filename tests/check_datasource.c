@@ -332,6 +332,65 @@ START_TEST(test_values_are_params)
 }
 END_TEST
 
+/* The registration document: its normal form, and what it refuses. */
+START_TEST(test_registration)
+{
+	static const struct {
+		const char *body, *code, *field;
+	} bad[] = {
+	    {"[]", "invalid_json", ""},
+	    {"{\"relation\": \"t\", \"key\": \"id\", \"columns\": [\"id\"]}",
+	        "missing_field", "name"},
+	    {"{\"name\": \"t\", \"relation\": \"a.b.c\", \"key\": \"id\", "
+	     "\"columns\": [\"id\"]}",
+	        "invalid_field", "relation"},
+	    {"{\"name\": \"t\", \"relation\": \"t\", \"key\": \"x\", "
+	     "\"columns\": [\"id\"]}",
+	        "invalid_field", "key"},
+	    {"{\"name\": \"t\", \"relation\": \"t\", \"key\": \"id\", "
+	     "\"columns\": [\"id\", 5]}",
+	        "invalid_field", "columns[1]"},
+	    {"{\"name\": \"t\", \"relation\": \"t\", \"key\": \"id\", "
+	     "\"columns\": [{\"name\": \"id\", \"as\": 1}]}",
+	        "unknown_field", "columns[0].as"},
+	    {"{\"name\": \"t\", \"relation\": \"t\", \"key\": \"id\", "
+	     "\"columns\": [\"id\"], \"owners\": \"alice\"}",
+	        "invalid_field", "owners"},
+	    {"{\"name\": \"t\", \"relation\": \"t\", \"key\": \"id\", "
+	     "\"columns\": [\"id\"], \"grant\": true}",
+	        "unknown_field", "grant"},
+	};
+	const char *ok_body =
+	    "{\"name\": \"ticker\", \"relation\": \"public.ticker\", "
+	    "\"key\": \"id\", \"columns\": [\"id\", {\"name\": \"createdAt\", "
+	    "\"column\": \"created_at\"}], \"owners\": [\"alice\"]}";
+	struct schedule_error e;
+	json_t *r;
+	char *got;
+
+	memset(&e, 0, sizeof(e));
+	r = ds_registration_parse(ok_body, strlen(ok_body), &e);
+	ck_assert_msg(r != NULL, "%s: %s", e.field, e.message);
+	got = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS);
+	ck_assert_str_eq(got,
+	    "{\"columns\":[{\"column\":\"id\",\"name\":\"id\"},{\"column\":"
+	    "\"created_at\",\"name\":\"createdAt\"}],\"description\":\"\","
+	    "\"key\":\"id\",\"name\":\"ticker\",\"owners\":[\"alice\"],"
+	    "\"relation\":\"public.ticker\"}");
+	free(got);
+	json_decref(r);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		memset(&e, 0, sizeof(e));
+		r = ds_registration_parse(bad[i].body, strlen(bad[i].body), &e);
+		ck_assert_msg(r == NULL, "%s: accepted", bad[i].body);
+		ck_assert_msg(strcmp(e.code, bad[i].code) == 0 &&
+		        strcmp(e.field, bad[i].field) == 0,
+		    "%s: %s %s, want %s %s", bad[i].body, e.code, e.field,
+		    bad[i].code, bad[i].field);
+	}
+}
+END_TEST
+
 static Suite *
 datasource_suite(void)
 {
@@ -344,6 +403,7 @@ datasource_suite(void)
 	tcase_add_test(tc, test_operators);
 	tcase_add_test(tc, test_compile_refusals);
 	tcase_add_test(tc, test_values_are_params);
+	tcase_add_test(tc, test_registration);
 	suite_add_tcase(s, tc);
 	return s;
 }

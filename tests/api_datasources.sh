@@ -1,0 +1,155 @@
+#!/bin/sh
+# api_datasources.sh: the tables data-source strings may read and the
+# preview of a string (docs/orchestration.md, "Fan-out"), through the
+# whole stack of tests/api-harness.sh (curl → nginx → cronvisor-api →
+# PostgreSQL).  Checks: only an admin registers; the database is asked
+# whether the relation and each column exist and whether the read-only
+# role may read them, and every refusal names the member and writes
+# nothing; owners see only the registrations given to them; a preview
+# counts, samples and plans the batches of the seed's strings, refuses
+# unregistered columns, unknown operators and hostile strings (which
+# change nothing), and runs as the read-only role, in a time limit, under
+# the row limit.
+# Usage: api_datasources.sh CRONVISORD CRONVISOR_API CRONVISORCTL CONNINFO-FILE
+set -u
+CV_HARNESS_CONF="datasource_timeout_ms = 1000
+datasource_row_limit = 20
+fanout_batch_size = 6
+fanout_stagger_ms = 250"
+export CV_HARNESS_CONF
+. "$(dirname "$0")/api-lib.sh"
+api_up "$1" "$2" "$3" "$4"
+A=$CV_TOKEN_ALICE_EDITOR
+AV=$CV_TOKEN_ALICE_VIEWER
+B=$CV_TOKEN_BOB_EDITOR
+ADM=$CV_TOKEN_ADMIN
+
+# 25 tickers: T01..T25, the odd ones enabled, active 1 for the first ten,
+# created one day apart from 2024-01-01; and AAPL, enabled.
+sql "CREATE TABLE ticker (id text PRIMARY KEY, enabled boolean, active int,
+	status text, created_at timestamptz, secret text);
+     INSERT INTO ticker SELECT 'T' || lpad(g::text, 2, '0'), g % 2 = 1,
+	CASE WHEN g <= 10 THEN 1 ELSE 0 END, CASE WHEN g % 3 = 0 THEN 'halted' ELSE 'active' END,
+	timestamptz '2024-01-01 00:00:00+00' + (g - 1) * interval '1 day', 'hush'
+     FROM generate_series(1, 25) g;
+     INSERT INTO ticker VALUES ('AAPL', true, 1, 'active', '2023-06-01', 'hush');
+     GRANT SELECT (id, enabled, active, status, created_at) ON ticker TO cronvisor_reader;
+     CREATE VIEW slow AS SELECT id, pg_sleep(0.2) IS NULL AS z FROM ticker;
+     GRANT SELECT ON slow TO cronvisor_reader" >/dev/null
+
+# --- registration: an admin's, checked against the database ----------------
+REG='{"name": "ticker", "relation": "public.ticker", "key": "id",
+	"columns": ["id", "enabled", "active", "status", {"name": "createdAt", "column": "created_at"}]}'
+send POST /data-sources "$A" "$REG"
+ok_error "register: an editor may not" 403 forbidden null
+send POST /data-sources "$ADM" "$REG"
+ok_status "register: an admin, 201" 201
+ok "register: what the database said" "$(j '[.name, .relation, .key, (.columns | map(.name + ":" + .type) | join(" ")), (.owners | length)] | map(tostring) | join(",")')" \
+	"ticker,public.ticker,id,id:text enabled:boolean active:integer status:text createdAt:timestamp with time zone,0"
+ok "register: no quoted name shown" "$(j '[.columns[] | has("sql")] | any')" false
+bad() { # NAME FIELD CODE BODY [MESSAGE-PART]
+	send POST /data-sources "$ADM" "$4"
+	ok_error "register refused: $1" 400 "$3" "$2"
+	[ $# -lt 5 ] || ok "register refused: $1: says $5" "$(j '.error.message' | grep -c -F -- "$5")" 1
+}
+bad "no such relation" relation invalid_field '{"name": "x", "relation": "nope", "key": "id", "columns": ["id"]}' 'no table or view "nope"'
+bad "SQL as the relation" relation invalid_field '{"name": "x", "relation": "ticker; DROP TABLE ticker", "key": "id", "columns": ["id"]}'
+bad "a quoted relation" relation invalid_field '{"name": "x", "relation": "\"ticker\"", "key": "id", "columns": ["id"]}'
+bad "a sequence is no table" relation invalid_field '{"name": "x", "relation": "pg_catalog.pg_class_oid_index", "key": "id", "columns": ["id"]}' "not a table or a view"
+bad "a column that is not there" "columns[1]" invalid_field '{"name": "x", "relation": "ticker", "key": "id", "columns": ["id", "colour"]}' 'has no column "colour"'
+bad "a column the role may not read" "columns[1]" invalid_field '{"name": "x", "relation": "ticker", "key": "id", "columns": ["id", "secret"]}' "GRANT SELECT (secret) ON public.ticker TO cronvisor_reader"
+bad "a key not registered" key invalid_field '{"name": "x", "relation": "ticker", "key": "status", "columns": ["id"]}'
+bad "a name twice" "columns[1]" invalid_field '{"name": "x", "relation": "ticker", "key": "id", "columns": ["id", {"name": "id", "column": "status"}]}'
+bad "a bad name" name invalid_field '{"name": "x-y", "relation": "ticker", "key": "id", "columns": ["id"]}'
+bad "no columns" columns invalid_field '{"name": "x", "relation": "ticker", "key": "id", "columns": []}'
+bad "an unknown member" colour unknown_field '{"name": "x", "relation": "ticker", "key": "id", "columns": ["id"], "colour": 1}'
+bad "an owner of nothing" "owners[0]" invalid_field '{"name": "x", "relation": "ticker", "key": "id", "columns": ["id"], "owners": [""]}'
+send POST /data-sources "$ADM" "$REG"
+ok_error "register: the same name again" 409 conflict name
+ok "register: nothing else written" "$(sql "SELECT count(*) FROM data_sources")" 1
+send POST /data-sources "$ADM" '{"name": "alices", "relation": "ticker", "key": "id", "columns": ["id"], "owners": ["alice"]}'
+ok_status "register: one for alice only" 201
+send POST /data-sources "$ADM" '{"name": "slow", "relation": "slow", "key": "id", "columns": ["id"]}'
+ok_status "register: a slow view" 201
+
+# --- who sees which ------------------------------------------------------------
+call GET /data-sources "$AV"
+ok "list: alice's viewer sees both" "$(j '[.data_sources[].name] | join(",")')" "alices,slow,ticker"
+call GET /data-sources "$B"
+ok "list: bob does not see alice's" "$(j '[.data_sources[].name] | join(",")')" "slow,ticker"
+call GET /data-sources/alices "$B"
+ok_error "get: alice's is 404 to bob" 404 not_found null
+call GET /data-sources/ticker "$B"
+ok_status "get: a shared one" 200
+
+# --- previews --------------------------------------------------------------------
+pv() { send POST /data-sources/preview "$1" "$(jq -cn --arg s "$2" '{source: $s}')"; }
+pv "$AV" 'db:ticker:all:id?enabled=true&batchSize=4&staggerDelay=500'
+ok_status "preview: the seed's string, 200" 200
+ok "preview: 14 enabled tickers (AAPL too) in 4 batches 500 ms apart" \
+	"$(j '[.count, .over_limit, .batch_size, .stagger_ms, .batches, (.plan | map((.offset_ms | tostring) + "/" + (.jobs | tostring)) | join(" "))] | map(tostring) | join(",")')" \
+	"14,false,4,500,4,0/4 500/4 1000/4 1500/2"
+ok "preview: the values in key order" "$(j '.sample[:3] | join(",")')" "AAPL,T01,T03"
+pv "$AV" 'db:ticker:AAPL:id'
+ok "preview: one value, the configured batch and stagger" "$(j '[.count, (.sample | join(",")), .batch_size, .stagger_ms] | map(tostring) | join(",")')" "1,AAPL,6,250"
+pv "$AV" 'db:ticker:NOPE:id'
+ok "preview: a value with no row, none" "$(j .count)" 0
+pv "$AV" 'db:ticker:all:id?enabled=true&active=1'
+ok "preview: two equalities" "$(j '.sample | join(",")')" "AAPL,T01,T03,T05,T07,T09"
+pv "$AV" 'db:ticker:all:id?filter={"enabled":true,"status":"active","createdAt":{"$gte":"2024-01-10"}}'
+ok "preview: the seed's JSON filter" "$(j '.sample | join(",")')" "T11,T13,T17,T19,T23,T25"
+pv "$AV" 'db:ticker:all:createdAt?filter={"id":{"$in":["T01","T02"]}}'
+ok "preview: any column's values, typed" "$(j '.sample | join(",")')" "2024-01-01T00:00:00+00:00,2024-01-02T00:00:00+00:00"
+pv "$AV" 'db:ticker:all:active?filter={"$or":[{"id":"T01"},{"$not":{"active":{"$lte":0}}}]}'
+ok "preview: numbers stay numbers" "$(j '[.count, (.sample[0] | type)] | map(tostring) | join(",")')" "11,number"
+pv "$AV" 'db:ticker:all:id'
+ok "preview: over the row limit (20 of 26)" "$(j '[.count, .over_limit, .limit] | map(tostring) | join(",")')" "20,true,20"
+perr() { # NAME TOKEN SOURCE CODE [MESSAGE-PART]
+	pv "$2" "$3"
+	ok_error "preview refused: $1" 400 "$4" source
+	[ $# -lt 5 ] || ok "preview refused: $1: says $5" "$(j '.error.message' | grep -c -F -- "$5")" 1
+}
+perr "an unregistered column" "$AV" 'db:ticker:all:secret' invalid_field 'field "secret": not a registered column'
+perr "an unregistered filter column" "$AV" 'db:ticker:all:id?secret=hush' invalid_field '"secret" is not a registered column'
+perr "an unknown operator" "$AV" 'db:ticker:all:id?filter={"id":{"$regex":"^T"}}' invalid_field 'unknown operator "$regex"'
+perr "an unregistered table" "$AV" 'db:pg_authid:all:rolname' invalid_field 'table "pg_authid" is not registered'
+perr "another owner's table" "$B" 'db:alices:all:id' invalid_field 'table "alices" is not registered'
+perr "a malformed string" "$AV" 'db:ticker:all' invalid_field "expected db:<table>:<filter>:<field>"
+perr "SQL in the table" "$AV" 'db:ticker;DROP TABLE ticker:all:id' invalid_field "table"
+perr "SQL in the field" "$AV" 'db:ticker:all:id);DROP TABLE ticker;--' invalid_field "field"
+perr "a bad batchSize" "$AV" 'db:ticker:all:id?batchSize=0' invalid_field "batchSize"
+perr "too deep" "$AV" "db:ticker:all:id?filter=$(printf '{"$not":%.0s' $(seq 9))"'{"id":"a"}'"$(printf '}%.0s' $(seq 9))" invalid_field "nested deeper"
+for s in "db:ticker:x') OR 1=1; DROP TABLE ticker; --:id" \
+	'db:ticker:all:id?status=active%27%3B%20DROP%20TABLE%20ticker%3B--' \
+	'db:ticker:all:id?filter={"status":"\u0027; DELETE FROM ticker; --"}'; do
+	pv "$AV" "$s"
+	ok_status "preview: hostile values are only values ($s)" 200
+	ok "preview: and match nothing ($s)" "$(j .count)" 0
+done
+ok "preview: the table is whole" "$(sql "SELECT count(*) FROM ticker")" 26
+send POST /data-sources/preview "$AV" '{"source": "db:ticker:all:id", "x": 1}'
+ok_error "preview: a member that is not source" 400 invalid_field source
+
+# --- it runs as the read-only role, within the time limit -----------------------------
+sql "REVOKE SELECT (status) ON ticker FROM cronvisor_reader" >/dev/null
+pv "$AV" 'db:ticker:all:status'
+ok_error "preview: a grant revoked since" 400 source_failed source
+ok "preview: says the role may not read it" "$(j '.error.message' | grep -c 'permission denied')" 1
+pv "$AV" 'db:slow:all:id'
+ok_error "preview: a query past datasource_timeout_ms" 400 source_failed source
+ok "preview: says it timed out" "$(j '.error.message' | grep -c 'statement timeout')" 1
+call GET /data-sources "$AV"
+ok_status "after the failures the API still answers" 200
+
+# --- delete ------------------------------------------------------------------------
+call DELETE /data-sources/ticker "$A"
+ok_error "delete: an editor may not" 403 forbidden null
+call DELETE /data-sources/ticker "$ADM"
+ok_status "delete: an admin, 204" 204
+call DELETE /data-sources/ticker "$ADM"
+ok_error "delete: again, 404" 404 not_found null
+pv "$AV" 'db:ticker:all:id'
+ok_error "preview: no longer registered" 400 invalid_field source
+
+api_finish
+summary api_datasources
