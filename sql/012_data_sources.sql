@@ -25,17 +25,21 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'cronvisor_reader') THEN
         BEGIN
             CREATE ROLE cronvisor_reader NOLOGIN;
-        EXCEPTION WHEN insufficient_privilege THEN
-            RAISE NOTICE 'cronvisor: cannot create the role cronvisor_reader: '
-                'create it, GRANT it to this user and SELECT on the '
-                'registered columns to it (docs/orchestration.md)';
+        EXCEPTION
+            -- another database of the cluster migrating at the same time
+            WHEN duplicate_object OR unique_violation THEN NULL;
+            WHEN insufficient_privilege THEN
+                RAISE NOTICE 'cronvisor: cannot create the role '
+                    'cronvisor_reader: create it, GRANT it to this user and '
+                    'SELECT on the registered columns to it '
+                    '(docs/orchestration.md)';
         END;
     END IF;
     IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'cronvisor_reader')
        AND NOT pg_has_role(current_user, 'cronvisor_reader', 'MEMBER') THEN
         BEGIN
             EXECUTE format('GRANT cronvisor_reader TO %I', current_user);
-        EXCEPTION WHEN insufficient_privilege THEN
+        EXCEPTION WHEN insufficient_privilege OR unique_violation THEN
             RAISE NOTICE 'cronvisor: cannot GRANT cronvisor_reader to %',
                 current_user;
         END;
