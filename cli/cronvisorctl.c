@@ -33,6 +33,7 @@ static const struct ctl_command commands[] = {
     {"jobs", jobs_main},
     {"agents", agents_main},
     {"pipelines", pipelines_main},
+    {"data-sources", datasources_main},
 };
 
 /* Prints the list of commands. */
@@ -85,6 +86,11 @@ usage(FILE *fp)
 	    "  pipelines create  create a pipeline from a file\n"
 	    "  pipelines update  change some members of a pipeline\n"
 	    "  pipelines delete  delete a pipeline\n"
+	    "  data-sources list    list the registered tables\n"
+	    "  data-sources show    show one, with its columns\n"
+	    "  data-sources create  register a table (admin)\n"
+	    "  data-sources delete  delete a registration (admin)\n"
+	    "  data-sources preview show what a data-source string expands to\n"
 	    "\n" CTL_GLOBAL_USAGE "\n"
 	    "Run 'cronvisorctl COMMAND --help' for a command's options.\n",
 	    fp);

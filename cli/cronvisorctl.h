@@ -235,4 +235,7 @@ int agents_main(int argc, char **argv);
 /* pipelines.c */
 int pipelines_main(int argc, char **argv);
 
+/* datasources.c */
+int datasources_main(int argc, char **argv);
+
 #endif

@@ -141,6 +141,26 @@ ok "preview: says it timed out" "$(j '.error.message' | grep -c 'statement timeo
 call GET /data-sources "$AV"
 ok_status "after the failures the API still answers" 200
 
+# --- cronvisorctl data-sources ----------------------------------------------------------
+ctl=$3
+asv() { env CRONVISOR_URL="$CRONVISOR_URL" CRONVISOR_TOKEN="$AV" "$ctl" "$@"; }
+out=$(asv data-sources preview 'db:ticker:all:id?enabled=true&batchSize=4&staggerDelay=500' 2>&1)
+ok "cli: preview counts" "$(printf '%s\n' "$out" | sed -n 1p | tr -s ' ')" "values: 14"
+ok "cli: preview's batches" "$(printf '%s\n' "$out" | grep -c '^[0-3] ')" 4
+out=$(asv data-sources list 2>&1)
+ok "cli: list" "$(printf '%s\n' "$out" | awk 'NR > 1 {print $1}' | tr '\n' ' ')" "alices slow ticker "
+out=$(asv data-sources show ticker 2>&1)
+ok "cli: show's columns and types" "$(printf '%s\n' "$out" | grep '^createdAt ' | tr -s ' ')" "createdAt created_at timestamp with time zone"
+out=$(asv data-sources preview 'db:ticker:all:secret' 2>&1)
+ok "cli: a refusal names the field, exit 1" "$?:$(printf '%s' "$out" | grep -c 'not a registered column.*(field: source)')" "1:1"
+printf '{"name": "again", "relation": "ticker", "key": "id", "columns": ["id"]}' >"$tmp/reg.json"
+out=$(asv data-sources create --file "$tmp/reg.json" 2>&1)
+ok "cli: a viewer may not register" "$(printf '%s' "$out" | grep -c 'may not do this')" 1
+out=$(env CRONVISOR_URL="$CRONVISOR_URL" CRONVISOR_TOKEN="$ADM" "$ctl" data-sources create --file "$tmp/reg.json" 2>&1)
+ok "cli: an admin registers" "$(printf '%s\n' "$out" | grep '^name:' | tr -s ' ')" "name: again"
+out=$(env CRONVISOR_URL="$CRONVISOR_URL" CRONVISOR_TOKEN="$ADM" "$ctl" data-sources delete again 2>&1)
+ok "cli: and deletes" "$out" "deleted data source again"
+
 # --- delete ------------------------------------------------------------------------
 call DELETE /data-sources/ticker "$A"
 ok_error "delete: an editor may not" 403 forbidden null
