@@ -724,6 +724,40 @@ struct json_t *pipeline_parse(const char *json, size_t len,
     const struct json_t *base, struct schedule_error *e);
 
 /*
+ * dag.c: what a pipeline's run does next, step by step, for one context
+ * (docs/orchestration.md, "When a step runs").  Pure.
+ */
+enum dag_state {
+	DAG_WAITING = 1, /* not started: its dependencies have not all ended */
+	DAG_RUNNING,     /* started */
+	DAG_COMPLETED,   /* ended well */
+	DAG_FAILED,      /* ended badly, retries spent */
+	DAG_NOT_RUN,     /* will never run (why[] says why) */
+};
+enum dag_when {
+	DAG_WHEN_SUCCESS, /* every dependency completed */
+	DAG_WHEN_DONE,    /* every dependency ended */
+	DAG_WHEN_FAILURE, /* every dependency ended, one of them failed */
+};
+#define DAG_WHY_LEN 160
+struct dag_step {
+	const char *id;               /* step_id, for the reasons */
+	int deps[PIPELINE_STEPS_MAX]; /* indexes of the steps it waits for */
+	int ndeps;                    /* entries in deps */
+	enum dag_when when;           /* run_when */
+	int parallel;                 /* 0: runs alone */
+};
+struct dag {
+	struct dag_step steps[PIPELINE_STEPS_MAX]; /* in the pipeline's order */
+	int nsteps;                                /* entries in steps */
+	int fail_fast;                             /* a failure ends it */
+};
+int dag_when(const char *s);
+int dag_advance(const struct dag *g, enum dag_state *st, int *start,
+    char (*why)[DAG_WHY_LEN]);
+int dag_outcome(const struct dag *g, const enum dag_state *st);
+
+/*
  * datasource.c: seed 004's data-source strings (db:<table>:<filter>:
  * <field>[?options]) and the parameterised SELECT of one over a
  * registered table (docs/orchestration.md, "Fan-out").  Pure.
