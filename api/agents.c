@@ -129,12 +129,11 @@ agent_query(struct request *rq, struct response *rs, const char *sql,
  * A viewer that can see it is told 403 when the route writes (!rq->may).
  */
 static int
-exists(struct request *rq, struct response *rs, const struct addr *a, char *err,
-    size_t errlen)
+exists_by(struct request *rq, struct response *rs, const struct addr *a,
+    const char *sql, char *err, size_t errlen)
 {
 	const char *p[2] = {a->owner, a->slug};
-	struct db_rows *rows =
-	    db_query(rq->db, SQL_agents_get, 2, p, err, errlen);
+	struct db_rows *rows = db_query(rq->db, sql, 2, p, err, errlen);
 	int n;
 
 	if (rows == NULL)
@@ -148,6 +147,13 @@ exists(struct request *rq, struct response *rs, const struct addr *a, char *err,
 		           "a viewer token may read agents, not change them"),
 		       0;
 	return 1;
+}
+
+static int
+exists(struct request *rq, struct response *rs, const struct addr *a, char *err,
+    size_t errlen)
+{
+	return exists_by(rq, rs, a, SQL_agents_get, err, errlen);
 }
 
 /* A non-empty JSON body, or 1 after answering 400. */
@@ -428,13 +434,27 @@ agents_delete(struct request *rq, struct response *rs, char *err, size_t errlen)
 
 	if (req_addr(rq, rs, NULL, &a))
 		return 0;
-	if ((r = exists(rq, rs, &a, err, errlen)) != 1)
+	/*
+	 * The agent's row is locked first, and the schedules and pipelines
+	 * that use it are counted after, in a statement of their own: a
+	 * pipeline saved meanwhile (it locks the rows of its agents, FOR
+	 * SHARE) is then seen, not missed by an older snapshot.
+	 */
+	if (db_begin(rq->db, err, errlen) == -1)
+		return API_DB_FAILED;
+	if ((r = exists_by(rq, rs, &a, SQL_agents_lock, err, errlen)) != 1) {
+		db_rollback(rq->db);
 		return r;
+	}
 	p[0] = a.owner;
 	p[1] = a.slug;
 	if ((rows = db_query(rq->db, SQL_agents_delete, 2, p, err, errlen)) ==
-	    NULL)
+	        NULL ||
+	    db_commit(rq->db, err, errlen) == -1) {
+		db_rows_free(rows);
+		db_rollback(rq->db);
 		return API_DB_FAILED;
+	}
 	r = 0;
 	if (strcmp(db_rows_value(rows, 0, 0), "1") == 0)
 		rs->status = 204;

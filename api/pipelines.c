@@ -147,9 +147,15 @@ pipelines_create(
 		return 0;
 	if ((doc = pipeline_parse(rq->body, rq->body_len, NULL, &e)) == NULL)
 		return api_doc_error(rs, &e);
+	/* One transaction: the agents stay locked until the pipeline is in. */
+	if (db_begin(rq->db, err, errlen) == -1) {
+		json_decref(doc);
+		return API_DB_FAILED;
+	}
 	if ((r = agents_missing(rq, rs, owner, doc, err, errlen)) != 0 ||
 	    (text = doc_text(doc)) == NULL) {
 		json_decref(doc);
+		db_rollback(rq->db);
 		return r ? (r == 1 ? 0 : r) : -1;
 	}
 	api_whom(rq, by, sizeof(by));
@@ -158,7 +164,9 @@ pipelines_create(
 	p[2] = text;
 	rows = db_query(rq->db, SQL_pipelines_insert, 3, p, err, errlen);
 	free(text);
-	if (rows == NULL) {
+	if (rows == NULL || db_commit(rq->db, err, errlen) == -1) {
+		db_rows_free(rows);
+		db_rollback(rq->db);
 		json_decref(doc);
 		return API_DB_FAILED;
 	}

@@ -121,6 +121,27 @@ ok_error "patch: no such pipeline" 404 not_found null
 call DELETE /agents/content-generation "$A"
 ok_error "agent delete: refused while a pipeline has a step of it" 409 agent_in_use null
 
+# --- an agent deleted while a pipeline that names it is saved ------------------------
+# A pipeline's save holds its agents FOR SHARE until it commits; the
+# delete locks the agent first and counts its users after: it waits, then
+# sees the pipeline.  (Counted from an older snapshot, it deleted the
+# agent under the pipeline.)
+send POST /agents "$A" '{"agent_id": "racy", "name": "r", "endpoint": "https://agents.example.test/r"}'
+sql "BEGIN;
+     SELECT 1 FROM agents WHERE owner = 'alice' AND agent_id = 'racy' FOR SHARE;
+     SELECT pg_sleep(1.5);
+     INSERT INTO pipelines (owner, pipeline_id, name, steps, created_by, updated_by)
+     VALUES ('alice', 'racy-pipe', 'r', '[{\"step_id\": \"a\", \"agent_id\": \"racy\"}]', 't', 't');
+     COMMIT" >/dev/null &
+saver=$!
+wait_for 10 "SELECT count(*) = 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()" ||
+	echo "the saver did not get to its sleep" >&2
+call DELETE /agents/racy "$A"
+ok_error "race: the agent's delete waits and sees the pipeline" 409 agent_in_use null
+wait "$saver"
+ok "race: the agent is still there" "$(sql "SELECT count(*) FROM agents WHERE agent_id = 'racy'")" 1
+sql "DELETE FROM pipelines WHERE pipeline_id = 'racy-pipe'" >/dev/null
+
 # --- roles and tenants on every route ------------------------------------------------
 for route in "GET /pipelines/newsletter" "PATCH /pipelines/newsletter" "DELETE /pipelines/fanin"; do
 	set -- $route

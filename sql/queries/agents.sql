@@ -72,6 +72,10 @@ WHERE ($1::text IS NULL OR owner = $1)
 ORDER BY owner, agent_id
 LIMIT $5;
 
+-- name: agents_lock
+-- Agent $2 of owner $1, locked for its deletion (agents_delete follows).
+SELECT 1 FROM agents WHERE owner = $1 AND agent_id = $2 FOR UPDATE;
+
 -- name: agents_delete
 -- Deletes agent $2 of owner $1 unless a schedule (not deleted) targets
 -- it or a pipeline has a step of it.  One row: how many went (0 or 1),

@@ -69,9 +69,15 @@ SELECT (SELECT count(*) FROM d), (SELECT n FROM u),
 
 -- name: pipelines_agents_missing
 -- The agent ids of the JSON array $2 that owner $1 has no agent of, in
--- the array's order.
+-- the array's order.  The agents it has are locked (FOR SHARE) until the
+-- caller's transaction ends: one cannot be deleted while the pipeline
+-- that names it is saved (agents_lock).
+WITH held AS (
+    SELECT agent_id FROM agents
+    WHERE owner = $1
+      AND agent_id IN (SELECT jsonb_array_elements_text($2::jsonb))
+    FOR SHARE)
 SELECT a.id
 FROM jsonb_array_elements_text($2::jsonb) WITH ORDINALITY AS a(id, n)
-WHERE NOT EXISTS (SELECT 1 FROM agents
-                  WHERE owner = $1 AND agent_id = a.id)
+WHERE a.id NOT IN (SELECT agent_id FROM held)
 ORDER BY a.n;
