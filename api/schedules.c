@@ -964,8 +964,7 @@ schedules_create(
 	    no_run_user(rq, &d, owner, rs) || no_receiver(rq, &d, rs) ||
 	    denied_url(rq, &d, rs) ||
 	    first_slot(&d, run, slot, sizeof(run), rs) ||
-	    (r = owner_full(rq, rs, owner, err, errlen)) != 0 ||
-	    (r = agent_refused(rq, &d, owner, rs, err, errlen)) != 0) {
+	    (r = owner_full(rq, rs, owner, err, errlen)) != 0) {
 		respell(rs, &d);
 		schedule_clear(&d);
 		return r == 1 ? 0 : r;
@@ -973,6 +972,14 @@ schedules_create(
 	if (db_begin(rq->db, err, errlen) == -1) {
 		schedule_clear(&d);
 		return API_DB_FAILED;
+	}
+	/* In the transaction: the agent stays locked until the schedule is
+	 * in, so that it is not deleted under it (agents_lock). */
+	if ((r = agent_refused(rq, &d, owner, rs, err, errlen)) != 0) {
+		db_rollback(rq->db);
+		respell(rs, &d);
+		schedule_clear(&d);
+		return r == 1 ? 0 : r;
 	}
 	rows = write_doc(rq, 1, owner, run, slot, &d, err, errlen);
 	enable = d.enable;

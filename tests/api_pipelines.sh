@@ -142,6 +142,22 @@ wait "$saver"
 ok "race: the agent is still there" "$(sql "SELECT count(*) FROM agents WHERE agent_id = 'racy'")" 1
 sql "DELETE FROM pipelines WHERE pipeline_id = 'racy-pipe'" >/dev/null
 
+# A schedule saved while its agent is being deleted: the save reads the
+# agent FOR SHARE, waits for the delete, and finds no agent.  (Read
+# without the lock, it saw the agent's last version and was saved.)
+send POST /agents "$A" '{"agent_id": "racy2", "name": "r", "endpoint": "https://agents.example.test/r"}'
+sql "BEGIN;
+     DELETE FROM agents WHERE owner = 'alice' AND agent_id = 'racy2';
+     SELECT pg_sleep(1.5);
+     COMMIT" >/dev/null &
+deleter=$!
+wait_for 10 "SELECT count(*) = 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()" ||
+	echo "the deleter did not get to its sleep" >&2
+send POST /schedules "$A" '{"name": "racy", "kind": "interval", "interval_seconds": 60, "target": {"type": "agent", "agent": "racy2"}}'
+ok_error "race: a schedule saved under the agent's delete is refused" 400 invalid_field target.agent
+wait "$deleter"
+ok "race: no schedule targets the deleted agent" "$(sql "SELECT count(*) FROM schedules WHERE target ->> 'agent' = 'racy2'")" 0
+
 # --- roles and tenants on every route ------------------------------------------------
 for route in "GET /pipelines/newsletter" "PATCH /pipelines/newsletter" "DELETE /pipelines/fanin"; do
 	set -- $route

@@ -205,7 +205,9 @@ WHERE a.owner = $1 AND a.agent_id = $2;
 -- What the save of a schedule of owner $1 that targets agent $2 in
 -- environment $3 checks: whether the agent exists and is enabled, the
 -- input schema its params must satisfy (the deployed version's, or the
--- agent's own when no version is deployed there) and that version.
+-- agent's own when no version is deployed there) and that version.  The
+-- agent's row is locked (FOR SHARE) until the save's transaction ends:
+-- it is not deleted under the schedule (agents_lock).
 SELECT a.enabled,
        CASE WHEN d.version IS NOT NULL THEN v.input_schema
             ELSE a.input_schema END::text,
@@ -215,7 +217,8 @@ LEFT JOIN agent_deployments d
   ON d.owner = a.owner AND d.agent_id = a.agent_id AND d.environment = $3
 LEFT JOIN agent_versions v
   ON v.owner = d.owner AND v.agent_id = d.agent_id AND v.version = d.version
-WHERE a.owner = $1 AND a.agent_id = $2;
+WHERE a.owner = $1 AND a.agent_id = $2
+FOR SHARE OF a;
 
 -- name: agents_report
 -- An agent's report on job $1 with token $2: $3 'complete' or
