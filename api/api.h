@@ -197,6 +197,10 @@ int datasources_delete(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int datasources_preview(
     struct request *rq, struct response *rs, char *err, size_t errlen);
+int schedules_preview(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int schedules_preview_saved(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
 
 /* pipelines.c */
 int pipelines_list(

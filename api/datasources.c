@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api.h"
 
@@ -350,6 +351,84 @@ preview_json(const struct ds_spec *d, const struct db_rows *rows, int64_t limit,
 }
 
 /*
+ * The preview of data-source string src for the caller (field names it in
+ * errors), the batches planned from fire_ms (epoch ms of the firing; < 0:
+ * none, offsets only): 0 with *out, or after answering 400 (*out NULL),
+ * or API_DB_FAILED / -1.
+ */
+static int
+preview_of(struct request *rq, struct response *rs, const char *src,
+    const char *field, int64_t fire_ms, json_t **out, char *err, size_t errlen)
+{
+	struct ds_column cbuf[DS_COLUMNS_MAX];
+	struct ds_spec d = {0};
+	struct ds_query q = {0};
+	struct ds_table t;
+	struct db_rows *reg = NULL, *rows = NULL;
+	json_t *cols = NULL, *p, *plan;
+	char why[256], at[40];
+	size_t k;
+	int r = 0;
+
+	*out = NULL;
+	if (ds_parse(src, &d, why, sizeof(why)) == -1) {
+		r = api_error(rs, 400, "invalid_field", field, "%s", why);
+		goto out;
+	}
+	if ((reg = load(rq, d.table, err, errlen)) == NULL) {
+		r = API_DB_FAILED;
+		goto out;
+	}
+	if (db_rows_count(reg) == 0) {
+		r = api_error(rs, 400, "invalid_field", field,
+		    "table \"%s\" is not registered", d.table);
+		goto out;
+	}
+	cols = json_loads(
+	    db_rows_value(reg, 0, DATASOURCES_ROW_COL_COLUMNS), 0, NULL);
+	if (table_of(reg, cols, &t, cbuf) == -1) {
+		r = -1;
+		goto out;
+	}
+	if (ds_compile(&d, &t, rq->cf->datasource_row_limit, &q, why,
+	        sizeof(why)) == -1) {
+		r = api_error(rs, 400, "invalid_field", field, "%s", why);
+		goto out;
+	}
+	if ((rows = run_as_reader(rq, &q, why, sizeof(why))) == NULL) {
+		/* The table changed since it was registered, the role lost
+		 * its grant, or the time ran out: the caller's to know. */
+		r = api_error(rs, 400, "source_failed", field,
+		    "the query of %s failed: %s", d.table, why);
+		goto out;
+	}
+	*out = preview_json(&d, rows, rq->cf->datasource_row_limit,
+	    d.batch_size > 0 ? d.batch_size : rq->cf->fanout_batch_size,
+	    d.stagger_ms >= 0 ? d.stagger_ms : rq->cf->fanout_stagger_ms);
+	if (*out == NULL) {
+		r = -1;
+		goto out;
+	}
+	plan = json_object_get(*out, "plan");
+	json_array_foreach(plan, k, p)
+	{
+		if (fire_ms < 0)
+			break;
+		timefmt_utc_ms(fire_ms +
+		        json_integer_value(json_object_get(p, "offset_ms")),
+		    at, sizeof(at));
+		json_object_set_new(p, "starts_at", json_string(at));
+	}
+out:
+	db_rows_free(rows);
+	db_rows_free(reg);
+	json_decref(cols);
+	ds_query_clear(&q);
+	ds_spec_clear(&d);
+	return r;
+}
+
+/*
  * POST /data-sources/preview {"source": "db:…"}: what the string expands
  * to now, for the caller's owner, without creating anything.
  */
@@ -357,16 +436,10 @@ int
 datasources_preview(
     struct request *rq, struct response *rs, char *err, size_t errlen)
 {
-	struct ds_column cbuf[DS_COLUMNS_MAX];
 	struct schedule_error e;
-	struct ds_spec d = {0};
-	struct ds_query q = {0};
-	struct ds_table t;
-	struct db_rows *reg = NULL, *rows = NULL;
-	json_t *body = NULL, *cols = NULL;
+	json_t *body, *out;
 	const char *src;
-	char why[256];
-	int r = 0;
+	int r;
 
 	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1 ||
 	    api_no_body(rq, rs))
@@ -380,47 +453,120 @@ datasources_preview(
 		return api_error(rs, 400, "invalid_field", "source",
 		    "expected {\"source\": \"db:<table>:<filter>:<field>\"}");
 	}
-	if (ds_parse(src, &d, why, sizeof(why)) == -1) {
-		r = api_error(rs, 400, "invalid_field", "source", "%s", why);
-		goto out;
-	}
-	if ((reg = load(rq, d.table, err, errlen)) == NULL) {
-		r = API_DB_FAILED;
-		goto out;
-	}
-	if (db_rows_count(reg) == 0) {
-		r = api_error(rs, 400, "invalid_field", "source",
-		    "table \"%s\" is not registered", d.table);
-		goto out;
-	}
-	cols = json_loads(
-	    db_rows_value(reg, 0, DATASOURCES_ROW_COL_COLUMNS), 0, NULL);
-	if (table_of(reg, cols, &t, cbuf) == -1) {
-		r = -1;
-		goto out;
-	}
-	if (ds_compile(&d, &t, rq->cf->datasource_row_limit, &q, why,
-	        sizeof(why)) == -1) {
-		r = api_error(rs, 400, "invalid_field", "source", "%s", why);
-		goto out;
-	}
-	if ((rows = run_as_reader(rq, &q, why, sizeof(why))) == NULL) {
-		/* The table changed since it was registered, the role lost
-		 * its grant, or the time ran out: the caller's to know. */
-		r = api_error(rs, 400, "source_failed", "source",
-		    "the query of %s failed: %s", d.table, why);
-		goto out;
-	}
-	r = api_json(rs, 200,
-	    preview_json(&d, rows, rq->cf->datasource_row_limit,
-	        d.batch_size > 0 ? d.batch_size : rq->cf->fanout_batch_size,
-	        d.stagger_ms >= 0 ? d.stagger_ms : rq->cf->fanout_stagger_ms));
-out:
-	db_rows_free(rows);
-	db_rows_free(reg);
-	json_decref(cols);
+	r = preview_of(rq, rs, src, "source", -1, &out, err, errlen);
 	json_decref(body);
-	ds_query_clear(&q);
-	ds_spec_clear(&d);
+	return out ? api_json(rs, 200, out) : r;
+}
+
+/* --- a schedule's next firing ----------------------------------------------
+ */
+
+/*
+ * What the next firing (at fire_ms) of a schedule whose target is target
+ * would create: {"param": null, "jobs": 1} when no param of an agent
+ * target is a data-source string, else that param's preview with the
+ * planned start of each batch.  Two such params are refused: a schedule
+ * expands one (docs/orchestration.md).
+ */
+static int
+schedule_preview(struct request *rq, struct response *rs, json_t *target,
+    int64_t fire_ms, char *err, size_t errlen)
+{
+	json_t *params = json_object_get(target, "params"), *v, *out = NULL;
+	const char *k, *key = NULL;
+	char field[128], at[40] = "";
+	int r;
+
+	if (fire_ms >= 0)
+		timefmt_utc_ms(fire_ms, at, sizeof(at));
+	json_object_foreach(params, k, v)
+	{
+		if (!ds_is_source(json_string_value(v)))
+			continue;
+		if (key != NULL)
+			return api_error(rs, 400, "invalid_field", NULL,
+			    "target.params: %s and %s are both data-source "
+			    "strings; a schedule expands one param",
+			    key, k);
+		key = k;
+	}
+	if (key == NULL)
+		return api_json(rs, 200,
+		    json_pack("{s:n, s:i, s:s?}", "param", "jobs", 1,
+		        "first_fire", at[0] ? at : NULL));
+	snprintf(field, sizeof(field), "target.params.%s", key);
+	if ((r = preview_of(rq, rs,
+	         json_string_value(json_object_get(params, key)), field,
+	         fire_ms, &out, err, errlen)) != 0 ||
+	    out == NULL)
+		return r;
+	json_object_set_new(out, "param", json_string(key));
+	json_object_set_new(
+	    out, "first_fire", at[0] ? json_string(at) : json_null());
+	return api_json(rs, 200, out);
+}
+
+/* POST /schedules/preview: a schedule document, not saved. */
+int
+schedules_preview(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	struct schedule_error e;
+	struct schedule_doc d;
+	struct timing tm;
+	struct slot sl;
+	int64_t fire = -1;
+	char why[CV_ERRLEN];
+	int r;
+
+	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1 ||
+	    api_no_body(rq, rs))
+		return 0;
+	if (schedule_parse(rq->body, rq->body_len, &d, &e) == -1)
+		return api_doc_error(rs, &e);
+	if (schedule_timing(&d, &tm, why, sizeof(why)) == 0 &&
+	    schedule_first_slot(&d, (int64_t)time(NULL), &sl) == 1)
+		fire = slot_ms(&tm, sl.at);
+	r = schedule_preview(rq, rs, d.target, fire, err, errlen);
+	schedule_clear(&d);
+	return r;
+}
+
+/* POST /schedules/{id}/preview: a saved schedule's next firing. */
+int
+schedules_preview_saved(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	char id[API_ID_LEN + 1];
+	const char *p[2];
+	struct db_rows *rows;
+	json_t *target;
+	int r;
+
+	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1)
+		return 0;
+	if (rq->nsegs < 2 || api_parse_id(rq->segs[1], id) == -1)
+		return api_error(
+		    rs, 404, "not_found", NULL, "no such schedule");
+	p[0] = id;
+	p[1] = scope(rq);
+	if ((rows = db_query(
+	         rq->db, SQL_datasources_schedule, 2, p, err, errlen)) == NULL)
+		return API_DB_FAILED;
+	if (db_rows_count(rows) == 0) {
+		db_rows_free(rows);
+		return api_error(
+		    rs, 404, "not_found", NULL, "no such schedule");
+	}
+	target = db_rows_value(rows, 0, 0)
+	    ? json_loads(db_rows_value(rows, 0, 0), 0, NULL)
+	    : NULL;
+	r = schedule_preview(rq, rs, target,
+	    db_rows_value(rows, 0, 1)
+	        ? strtoll(db_rows_value(rows, 0, 1), NULL, 10)
+	        : -1,
+	    err, errlen);
+	json_decref(target);
+	db_rows_free(rows);
 	return r;
 }

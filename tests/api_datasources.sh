@@ -141,6 +141,39 @@ ok "preview: says it timed out" "$(j '.error.message' | grep -c 'statement timeo
 call GET /data-sources "$AV"
 ok_status "after the failures the API still answers" 200
 
+# --- a schedule's next firing --------------------------------------------------------------
+send POST /agents "$A" '{"agent_id": "qs", "name": "qs", "endpoint": "https://agents.example.test/qs"}'
+SCHED='{"name": "fan", "kind": "interval", "interval_seconds": 3600,
+	"target": {"type": "agent", "agent": "qs",
+	  "params": {"tickerId": "db:ticker:all:id?enabled=true&batchSize=5&staggerDelay=1000", "refresh": true}}}'
+send POST /schedules/preview "$AV" "$SCHED"
+ok_status "schedule preview (unsaved): 200" 200
+ok "schedule preview: the param, its values and batches" \
+	"$(j '[.param, .count, .batches, (.plan | map(.jobs | tostring) | join("+"))] | map(tostring) | join(",")')" "tickerId,14,3,5+5+4"
+ok "schedule preview: batch 0 starts at the first firing, each 1 s after" \
+	"$(j '[(.plan[0].starts_at == .first_fire), ((.plan[2].starts_at | sub("[.][0-9]+Z$"; "Z") | fromdate) - (.first_fire | sub("[.][0-9]+Z$"; "Z") | fromdate))] | map(tostring) | join(",")')" "true,2"
+send POST /schedules/preview "$AV" '{"name": "two", "kind": "interval", "interval_seconds": 60,
+	"target": {"type": "agent", "agent": "qs", "params": {"a": "db:ticker:all:id", "b": "db:ticker:all:status"}}}'
+ok_error "schedule preview: two data-source params" 400 invalid_field null
+ok "schedule preview: says which" "$(j '.error.message' | grep -c 'a and b are both data-source strings')" 1
+send POST /schedules/preview "$AV" '{"name": "plain", "kind": "interval", "interval_seconds": 60,
+	"target": {"type": "agent", "agent": "qs", "params": {"a": 1}}}'
+ok "schedule preview: nothing to expand, one job" "$(j '[.param, .jobs] | map(tostring) | join(",")')" "null,1"
+send POST /schedules/preview "$AV" '{"name": "bad", "kind": "interval", "interval_seconds": 60,
+	"target": {"type": "agent", "agent": "qs", "params": {"t": "db:ticker:all:secret"}}}'
+ok_error "schedule preview: a refused string names the param" 400 invalid_field target.params.t
+send POST /schedules/preview "$AV" '{"name": "bad", "kind": "interval"}'
+ok_error "schedule preview: a bad schedule" 400 missing_field interval_seconds
+send POST /schedules "$A" "$SCHED"
+ok_status "schedule: saved" 201
+sid=$(j .id)
+next=$(j .next_run_at)
+send POST "/schedules/$sid/preview" "$AV" ""
+ok "schedule preview (saved): its next firing" "$(j '[.count, .first_fire] | map(tostring) | join(",")')" "14,$next"
+send POST "/schedules/$sid/preview" "$B" ""
+ok_error "schedule preview (saved): another owner's is 404" 404 not_found null
+ok "schedule preview: nothing was created" "$(sql "SELECT count(*) FROM executions")" 0
+
 # --- cronvisorctl data-sources ----------------------------------------------------------
 ctl=$3
 asv() { env CRONVISOR_URL="$CRONVISOR_URL" CRONVISOR_TOKEN="$AV" "$ctl" "$@"; }

@@ -64,3 +64,11 @@ BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
 -- name: datasources_as_reader
 -- Within it, the read-only role $1 and a time limit of $2 ms.
 SELECT set_config('role', $1, true), set_config('statement_timeout', $2, true);
+
+-- name: datasources_schedule
+-- Schedule $1 (not deleted) if owner $2 may see it (NULL: an admin): its
+-- target and when it fires next (epoch ms, NULL: never).
+SELECT target::text, floor(extract(epoch FROM next_run_at) * 1000)::bigint
+FROM schedules
+WHERE id = $1::uuid AND deleted_at IS NULL
+  AND ($2::text IS NULL OR owner = $2);
