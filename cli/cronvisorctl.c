@@ -56,6 +56,7 @@ usage(FILE *fp)
 	    "API commands:\n"
 	    "  schedules list    list schedules\n"
 	    "  schedules get     show one schedule and its next fire times\n"
+	    "  schedules preview show what a schedule's next firing expands to\n"
 	    "  schedules create  create a schedule from flags or a file\n"
 	    "  schedules import  create many schedules from a JSON-lines file\n"
 	    "  schedules update  change some fields of a schedule\n"

@@ -237,5 +237,6 @@ int pipelines_main(int argc, char **argv);
 
 /* datasources.c */
 int datasources_main(int argc, char **argv);
+void ds_print_preview(const struct json_t *x);
 
 #endif

@@ -106,15 +106,31 @@ ds_show(const json_t *x)
 	table_free(t);
 }
 
-/* Prints a preview: the count, the sample, the batches. */
-static void
-ds_show_preview(const json_t *x)
+/*
+ * Prints a preview (of a string, or of a schedule's firing): the param
+ * it expands, the count, the sample, then the batches (with when each
+ * starts, for a schedule's).
+ */
+void
+ds_print_preview(const json_t *x)
 {
-	static const char *const head[] = {"BATCH", "OFFSET MS", "JOBS"};
-	struct table *t = table_new(head, 3);
+	static const char *const head[] = {
+	    "BATCH", "OFFSET MS", "JOBS", "STARTS AT"};
+	json_t *param = json_object_get(x, "param"), *v;
+	const char *first = json_string_value(json_object_get(x, "first_fire"));
+	struct table *t = table_new(head, first ? 4 : 3);
 	size_t i;
-	json_t *v;
 
+	if (json_is_null(param)) {
+		printf("no data-source param: one job%s%s\n",
+		    first ? ", first firing " : "", first ? first : "");
+		table_free(t);
+		return;
+	}
+	if (json_is_string(param))
+		printf("param:   %s\n", json_string_value(param));
+	if (first)
+		printf("firing:  %s\n", first);
 	printf("values:  %lld%s\n",
 	    (long long)json_integer_value(json_object_get(x, "count")),
 	    json_is_true(json_object_get(x, "over_limit"))
@@ -136,7 +152,8 @@ ds_show_preview(const json_t *x)
 	json_array_foreach(json_object_get(x, "plan"), i, v)
 	{
 		char b[24], o[24], j[24];
-		const char *row[3] = {b, o, j};
+		const char *row[4] = {b, o, j,
+		    json_string_value(json_object_get(v, "starts_at"))};
 
 		snprintf(b, sizeof(b), "%lld",
 		    (long long)json_integer_value(json_object_get(v, "batch")));
@@ -203,7 +220,7 @@ ds_preview(const struct ds_args *a)
 	json_decref(body);
 	if (text == NULL)
 		fatalx("out of memory");
-	rc = ds_send(a, "POST", text, ds_show_preview);
+	rc = ds_send(a, "POST", text, ds_print_preview);
 	free(text);
 	return rc;
 }

@@ -478,6 +478,37 @@ sched_get(const struct sched_args *a)
 }
 
 /*
+ * "schedules preview ID" or "schedules preview --file FILE": what the
+ * next firing of a saved schedule, or the first of a document not saved,
+ * would expand to (docs/orchestration.md).
+ */
+static int
+sched_preview(const struct sched_args *a)
+{
+	char path[256], *text = NULL;
+	json_t *doc = NULL;
+	int rc;
+
+	if ((a->npos == 1) == (a->given[SO_FILE] != 0))
+		return ctl_usage_error(
+		    "schedules preview takes a schedule id or --file, one of "
+		    "them");
+	if (a->npos == 1) {
+		if (sched_id(a->pos[0]) == NULL)
+			return CTL_EXIT_USAGE;
+		snprintf(
+		    path, sizeof(path), "/schedules/%s/preview", a->pos[0]);
+	} else {
+		snprintf(path, sizeof(path), "/schedules/preview");
+		if ((text = ctl_read_input("file", a->arg[SO_FILE])) == NULL)
+			return CTL_EXIT_FAIL;
+	}
+	rc = api_request("POST", path, NULL, 0, text, &doc);
+	free(text);
+	return api_output(rc, doc, ds_print_preview);
+}
+
+/*
  * "schedules create" and "schedules update ID": POST or PATCH the
  * document of --file as it is, or the one the flags build.
  */
@@ -806,6 +837,14 @@ static const struct sched_cmd sched_cmds[] = {
          "\n"
          "Shows a schedule and its next N fire times (default 5).\n"},
         sched_get},
+    {{"preview", SO_BIT(SO_FILE), 0, 1,
+         "usage: cronvisorctl schedules preview ID\n"
+         "       cronvisorctl schedules preview --file FILE.json\n"
+         "\n"
+         "Shows what the next firing of a schedule (or the first of a\n"
+         "document not saved) would expand to: its data-source param's\n"
+         "values and batches with when each starts.  Creates nothing.\n"},
+        sched_preview},
     {{"create", SO_DOC | SO_BIT(SO_OWNER), 0, 0,
          "usage: cronvisorctl schedules create --name NAME TIMING [TARGET]\n"
          "           [OPTIONS] [--owner O]\n"

@@ -186,6 +186,14 @@ out=$(asv data-sources show ticker 2>&1)
 ok "cli: show's columns and types" "$(printf '%s\n' "$out" | grep '^createdAt ' | tr -s ' ')" "createdAt created_at timestamp with time zone"
 out=$(asv data-sources preview 'db:ticker:all:secret' 2>&1)
 ok "cli: a refusal names the field, exit 1" "$?:$(printf '%s' "$out" | grep -c 'not a registered column.*(field: source)')" "1:1"
+out=$(asv schedules preview "$sid" 2>&1)
+ok "cli: schedules preview ID" "$(printf '%s\n' "$out" | sed -n '1p;3p' | tr -s ' ' | tr '\n' '|')" "param: tickerId|values: 14|"
+ok "cli: schedules preview's batches start at" "$(printf '%s\n' "$out" | grep -c '^[0-2] .*Z$')" 3
+printf '%s' "$SCHED" >"$tmp/sched.json"
+out=$(asv schedules preview --file "$tmp/sched.json" 2>&1)
+ok "cli: schedules preview --file" "$(printf '%s\n' "$out" | sed -n 3p | tr -s ' ')" "values: 14"
+out=$(asv schedules preview 2>&1)
+ok "cli: schedules preview needs one of them" "$?:$(printf '%s' "$out" | grep -c 'a schedule id or --file')" "2:1"
 printf '{"name": "again", "relation": "ticker", "key": "id", "columns": ["id"]}' >"$tmp/reg.json"
 out=$(asv data-sources create --file "$tmp/reg.json" 2>&1)
 ok "cli: a viewer may not register" "$(printf '%s' "$out" | grep -c 'may not do this')" 1
