@@ -281,6 +281,25 @@ api_slug_load(struct request *rq, struct response *rs, const char *sql,
 	return row;
 }
 
+/*
+ * The last statement of a PATCH's open transaction (sql, its n params
+ * p), which returns the thing as JSON: commits, and answers 200 with it.
+ * API_DB_FAILED (rolled back) when either fails.
+ */
+int
+api_write_reply(struct request *rq, struct response *rs, const char *sql, int n,
+    const char *const *p, char *err, size_t errlen)
+{
+	struct db_rows *rows = db_query(rq->db, sql, n, p, err, errlen);
+
+	if (rows == NULL || db_commit(rq->db, err, errlen) == -1) {
+		db_rows_free(rows);
+		db_rollback(rq->db);
+		return API_DB_FAILED;
+	}
+	return api_reply_text(rs, 200, rows);
+}
+
 /* GET /agents: by owner and id, paged; ?owner= and ?enabled= filter. */
 int
 agents_list(struct request *rq, struct response *rs, char *err, size_t errlen)
@@ -378,7 +397,6 @@ agents_update(struct request *rq, struct response *rs, char *err, size_t errlen)
 	const char *p[3];
 	struct schedule_error e;
 	struct agent_doc d;
-	struct db_rows *rows;
 	struct addr a;
 	char *cols = NULL;
 	json_t *row, *c;
@@ -413,14 +431,9 @@ agents_update(struct request *rq, struct response *rs, char *err, size_t errlen)
 	}
 	json_decref(c);
 	p[2] = cols;
-	rows = db_query(rq->db, SQL_agents_update, 3, p, err, errlen);
+	r = api_write_reply(rq, rs, SQL_agents_update, 3, p, err, errlen);
 	free(cols);
-	if (rows == NULL || db_commit(rq->db, err, errlen) == -1) {
-		db_rows_free(rows);
-		db_rollback(rq->db);
-		return API_DB_FAILED;
-	}
-	return api_reply_text(rs, 200, rows);
+	return r;
 }
 
 /* DELETE /agents/{id}: 204; 409 while a schedule targets it. */

@@ -152,6 +152,8 @@ int api_req_owner(struct request *rq, struct response *rs, char *buf,
 void api_whom(const struct request *rq, char *buf, size_t len);
 int api_reply_text(struct response *rs, int status, struct db_rows *rows);
 int api_no_body(const struct request *rq, struct response *rs);
+int api_write_reply(struct request *rq, struct response *rs, const char *sql,
+    int n, const char *const *p, char *err, size_t errlen);
 struct json_t *api_slug_load(struct request *rq, struct response *rs,
     const char *sql, const char *const *p, const char *what, int *r, char *err,
     size_t errlen);

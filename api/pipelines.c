@@ -215,7 +215,6 @@ pipelines_update(
 	char by[API_OWNER_MAX * 4 + 40], *text = NULL;
 	const char *p[4];
 	struct schedule_error e;
-	struct db_rows *rows;
 	json_t *base, *doc = NULL;
 	struct addr a;
 	int r;
@@ -243,14 +242,9 @@ pipelines_update(
 	api_whom(rq, by, sizeof(by));
 	p[2] = text;
 	p[3] = by;
-	rows = db_query(rq->db, SQL_pipelines_update, 4, p, err, errlen);
+	r = api_write_reply(rq, rs, SQL_pipelines_update, 4, p, err, errlen);
 	free(text);
-	if (rows == NULL || db_commit(rq->db, err, errlen) == -1) {
-		db_rows_free(rows);
-		db_rollback(rq->db);
-		return API_DB_FAILED;
-	}
-	return api_reply_text(rs, 200, rows);
+	return r;
 }
 
 /* DELETE /pipelines/{id}: 204; 409 while a schedule runs it. */

@@ -563,16 +563,6 @@ commit_reply(struct request *rq, struct response *rs, int status,
 	return api_json(rs, status, o);
 }
 
-/* A non-empty JSON body, or 1 after answering 400. */
-static int
-need_body(const struct request *rq, struct response *rs)
-{
-	if (rq->body_len > 0)
-		return 0;
-	api_error(rs, 400, "invalid_json", NULL, "a JSON body is required");
-	return 1;
-}
-
 /*
  * The next run of a schedule being resumed (row: the columns of load()),
  * as text parameters run and slot: a pending retry runs now; a slot comes
@@ -943,7 +933,7 @@ schedules_create(
 	int enable, r = 0; /* a check below that answered returns 0 */
 
 	if ((owner = new_owner(rq, rs, obuf, sizeof(obuf))) == NULL ||
-	    need_body(rq, rs) || bad_idem_key(rq->idem_key, rs))
+	    api_no_body(rq, rs) || bad_idem_key(rq->idem_key, rs))
 		return 0;
 	/* A body that is not UTF-8 cannot be hashed as text: 400 below. */
 	if (rq->idem_key && utf8_valid(rq->body, rq->body_len) &&
@@ -1346,7 +1336,7 @@ schedules_update(
 	memset(&old, 0, sizeof(old));
 	memset(&d, 0, sizeof(d));
 	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1 ||
-	    (id = path_id(rq, rs, idbuf)) == NULL || need_body(rq, rs))
+	    (id = path_id(rq, rs, idbuf)) == NULL || api_no_body(rq, rs))
 		goto out;
 	if (db_begin(rq->db, err, errlen) == -1)
 		return API_DB_FAILED;
@@ -1828,7 +1818,7 @@ batch_ids(
 
 	*arr = NULL;
 	*list = NULL;
-	if (need_body(rq, rs) || small_body(rq, allowed, &body, rs))
+	if (api_no_body(rq, rs) || small_body(rq, allowed, &body, rs))
 		return 1;
 	ids = json_object_get(body, "ids");
 	if (!json_is_array(ids) || json_array_size(ids) == 0 ||
