@@ -199,6 +199,8 @@ int datasources_delete(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int datasources_preview(
     struct request *rq, struct response *rs, char *err, size_t errlen);
+int datasources_refused(struct request *rq, struct response *rs,
+    struct json_t *target, const char *owner, char *err, size_t errlen);
 int schedules_preview(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int schedules_preview_saved(

@@ -271,55 +271,37 @@ out:
 /* --- the preview ------------------------------------------------------------
  */
 
-/* The registered table of row 0 of rows, pointing into cols (kept). */
-static int
-table_of(const struct db_rows *rows, json_t *cols, struct ds_table *t,
-    struct ds_column *c)
-{
-	size_t i;
-	json_t *x;
-
-	t->name = db_rows_value(rows, 0, DATASOURCES_ROW_COL_NAME);
-	t->relation = db_rows_value(rows, 0, DATASOURCES_ROW_COL_RELATION_SQL);
-	t->key = db_rows_value(rows, 0, DATASOURCES_ROW_COL_KEY);
-	t->columns = c;
-	t->ncolumns = 0;
-	json_array_foreach(cols, i, x)
-	{
-		if (i >= DS_COLUMNS_MAX)
-			return -1;
-		c[i].name = json_string_value(json_object_get(x, "name"));
-		c[i].sql = json_string_value(json_object_get(x, "sql"));
-		c[i].type = json_string_value(json_object_get(x, "type"));
-		if (!c[i].name || !c[i].sql || !c[i].type)
-			return -1;
-		t->ncolumns++;
-	}
-	return 0;
-}
-
 /*
  * Runs q as the read-only role, in one read-only snapshot, within the
  * time limit: its rows, or NULL with err set (the transaction is over
- * either way).
+ * either way).  in_txn: inside the caller's transaction instead, in a
+ * savepoint rolled back after (the role and time limit with it).
  */
 static struct db_rows *
-run_as_reader(
-    struct request *rq, const struct ds_query *q, char *err, size_t errlen)
+run_as_reader(struct request *rq, const struct ds_query *q, int in_txn,
+    char *err, size_t errlen)
 {
-	char ms[24];
+	char ms[24], back[CV_ERRLEN];
 	const char *p[2] = {rq->cf->datasource_role, ms};
 	struct db_rows *rows = NULL;
 
 	snprintf(
 	    ms, sizeof(ms), "%lld", (long long)rq->cf->datasource_timeout_ms);
-	if (db_exec(rq->db, SQL_datasources_snapshot, 0, NULL, err, errlen) ==
-	    -1)
+	if (db_exec(rq->db,
+	        in_txn ? SQL_datasources_savepoint : SQL_datasources_snapshot,
+	        0, NULL, err, errlen) == -1)
 		return NULL;
 	if (db_exec(rq->db, SQL_datasources_as_reader, 2, p, err, errlen) != -1)
 		rows = db_query(rq->db, q->sql, q->nparams,
 		    (const char *const *)q->params, err, errlen);
-	db_rollback(rq->db);
+	if (!in_txn)
+		db_rollback(rq->db);
+	else if (db_exec(rq->db, SQL_datasources_back, 0, NULL, back,
+	             sizeof(back)) == -1) {
+		db_rows_free(rows);
+		snprintf(err, errlen, "the check cannot be undone");
+		return NULL;
+	}
 	return rows;
 }
 
@@ -354,12 +336,15 @@ preview_json(const struct ds_spec *d, const struct db_rows *rows, int64_t limit,
  * The preview of data-source string src for the caller (field names it in
  * errors), the batches planned from fire_ms (epoch ms of the firing; < 0:
  * none, offsets only): 0 with *out, or after answering 400 (*out NULL),
- * or API_DB_FAILED / -1.
+ * or API_DB_FAILED / -1.  With owner, the check of a schedule being saved
+ * for that owner, in the caller's transaction: its query reads one row.
  */
 static int
 preview_of(struct request *rq, struct response *rs, const char *src,
-    const char *field, int64_t fire_ms, json_t **out, char *err, size_t errlen)
+    const char *field, const char *owner, int64_t fire_ms, json_t **out,
+    char *err, size_t errlen)
 {
+	const char *lp[2] = {NULL, owner ? owner : scope(rq)};
 	struct ds_column cbuf[DS_COLUMNS_MAX];
 	struct ds_spec d = {0};
 	struct ds_query q = {0};
@@ -375,7 +360,9 @@ preview_of(struct request *rq, struct response *rs, const char *src,
 		r = api_error(rs, 400, "invalid_field", field, "%s", why);
 		goto out;
 	}
-	if ((reg = load(rq, d.table, err, errlen)) == NULL) {
+	lp[0] = d.table;
+	if ((reg = db_query(rq->db, SQL_datasources_get, 2, lp, err, errlen)) ==
+	    NULL) {
 		r = API_DB_FAILED;
 		goto out;
 	}
@@ -386,16 +373,21 @@ preview_of(struct request *rq, struct response *rs, const char *src,
 	}
 	cols = json_loads(
 	    db_rows_value(reg, 0, DATASOURCES_ROW_COL_COLUMNS), 0, NULL);
-	if (table_of(reg, cols, &t, cbuf) == -1) {
+	if (ds_table_load(&t, cbuf,
+	        db_rows_value(reg, 0, DATASOURCES_ROW_COL_NAME),
+	        db_rows_value(reg, 0, DATASOURCES_ROW_COL_RELATION_SQL),
+	        db_rows_value(reg, 0, DATASOURCES_ROW_COL_KEY), cols) == -1) {
 		r = -1;
 		goto out;
 	}
-	if (ds_compile(&d, &t, rq->cf->datasource_row_limit, &q, why,
-	        sizeof(why)) == -1) {
+	/* A check (owner given: a schedule being saved) reads one row. */
+	if (ds_compile(&d, &t, owner ? 0 : rq->cf->datasource_row_limit, &q,
+	        why, sizeof(why)) == -1) {
 		r = api_error(rs, 400, "invalid_field", field, "%s", why);
 		goto out;
 	}
-	if ((rows = run_as_reader(rq, &q, why, sizeof(why))) == NULL) {
+	if ((rows = run_as_reader(rq, &q, owner != NULL, why, sizeof(why))) ==
+	    NULL) {
 		/* The table changed since it was registered, the role lost
 		 * its grant, or the time ran out: the caller's to know. */
 		r = api_error(rs, 400, "source_failed", field,
@@ -453,13 +445,71 @@ datasources_preview(
 		return api_error(rs, 400, "invalid_field", "source",
 		    "expected {\"source\": \"db:<table>:<filter>:<field>\"}");
 	}
-	r = preview_of(rq, rs, src, "source", -1, &out, err, errlen);
+	r = preview_of(rq, rs, src, "source", NULL, -1, &out, err, errlen);
 	json_decref(body);
 	return out ? api_json(rs, 200, out) : r;
 }
 
 /* --- a schedule's next firing ----------------------------------------------
  */
+
+/*
+ * The param of params whose value is a data-source string into *key
+ * (NULL: none): 0, or -1 after answering 400 when two are (a schedule
+ * expands one, docs/orchestration.md).
+ */
+static int
+source_param(json_t *params, struct response *rs, const char **key)
+{
+	const char *k;
+	json_t *v;
+
+	*key = NULL;
+	json_object_foreach(params, k, v)
+	{
+		if (!ds_is_source(json_string_value(v)))
+			continue;
+		if (*key != NULL) {
+			api_error(rs, 400, "invalid_field", NULL,
+			    "target.params: %s and %s are both data-source "
+			    "strings; a schedule expands one param",
+			    *key, k);
+			return -1;
+		}
+		*key = k;
+	}
+	return 0;
+}
+
+/*
+ * A schedule of owner being saved, in the caller's transaction: the
+ * data-source param of its agent target (target), if any, compiles
+ * against a registration the owner may use and its query runs as the
+ * read-only role (one row read, in a savepoint).  0; 1 after answering
+ * 400 naming the param (invalid_field, or source_failed when the query
+ * fails); or API_DB_FAILED.
+ */
+int
+datasources_refused(struct request *rq, struct response *rs, json_t *target,
+    const char *owner, char *err, size_t errlen)
+{
+	json_t *params = json_object_get(target, "params"), *out = NULL;
+	const char *key;
+	char field[160];
+	int r;
+
+	if (source_param(params, rs, &key) == -1)
+		return 1;
+	if (key == NULL)
+		return 0;
+	snprintf(field, sizeof(field), "target.params.%s", key);
+	r = preview_of(rq, rs, json_string_value(json_object_get(params, key)),
+	    field, owner, -1, &out, err, errlen);
+	if (r == API_DB_FAILED || r == -1)
+		return r;
+	json_decref(out);
+	return out == NULL ? 1 : 0;
+}
 
 /*
  * What the next firing (at fire_ms) of a schedule whose target is target
@@ -472,31 +522,22 @@ static int
 schedule_preview(struct request *rq, struct response *rs, json_t *target,
     int64_t fire_ms, char *err, size_t errlen)
 {
-	json_t *params = json_object_get(target, "params"), *v, *out = NULL;
-	const char *k, *key = NULL;
+	json_t *params = json_object_get(target, "params"), *out = NULL;
+	const char *key;
 	char field[128], at[40] = "";
 	int r;
 
 	if (fire_ms >= 0)
 		timefmt_utc_ms(fire_ms, at, sizeof(at));
-	json_object_foreach(params, k, v)
-	{
-		if (!ds_is_source(json_string_value(v)))
-			continue;
-		if (key != NULL)
-			return api_error(rs, 400, "invalid_field", NULL,
-			    "target.params: %s and %s are both data-source "
-			    "strings; a schedule expands one param",
-			    key, k);
-		key = k;
-	}
+	if (source_param(params, rs, &key) == -1)
+		return 0;
 	if (key == NULL)
 		return api_json(rs, 200,
 		    json_pack("{s:n, s:i, s:s?}", "param", "jobs", 1,
 		        "first_fire", at[0] ? at : NULL));
 	snprintf(field, sizeof(field), "target.params.%s", key);
 	if ((r = preview_of(rq, rs,
-	         json_string_value(json_object_get(params, key)), field,
+	         json_string_value(json_object_get(params, key)), field, NULL,
 	         fire_ms, &out, err, errlen)) != 0 ||
 	    out == NULL)
 		return r;

@@ -965,7 +965,10 @@ schedules_create(
 	}
 	/* In the transaction: the agent stays locked until the schedule is
 	 * in, so that it is not deleted under it (agents_lock). */
-	if ((r = agent_refused(rq, &d, owner, rs, err, errlen)) != 0) {
+	if ((r = agent_refused(rq, &d, owner, rs, err, errlen)) != 0 ||
+	    (d.target_type == SCHEDULE_TARGET_AGENT &&
+	        (r = datasources_refused(
+	             rq, rs, d.target, owner, err, errlen)) != 0)) {
 		db_rollback(rq->db);
 		respell(rs, &d);
 		schedule_clear(&d);
@@ -1383,6 +1386,11 @@ schedules_update(
 	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
 	        (r = agent_refused(rq, &d,
 	             json_string_value(json_object_get(row, "owner")), rs, err,
+	             errlen)) != 0) ||
+	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
+	        d.target_type == SCHEDULE_TARGET_AGENT &&
+	        (r = datasources_refused(rq, rs, d.target,
+	             json_string_value(json_object_get(row, "owner")), err,
 	             errlen)) != 0) ||
 	    (revived = terminal_patch(&old, &d,
 	         db_rows_value(rows, 0, API_SCHEDULE_COL_STATUS), rs)) == -1) {

@@ -804,6 +804,8 @@ void ds_spec_clear(struct ds_spec *d);
 int ds_compile(const struct ds_spec *d, const struct ds_table *t, int64_t limit,
     struct ds_query *q, char *err, size_t errlen);
 void ds_query_clear(struct ds_query *q);
+int ds_table_load(struct ds_table *t, struct ds_column *c, const char *name,
+    const char *relation, const char *key, struct json_t *columns);
 struct json_t *ds_registration_parse(
     const char *json, size_t len, struct schedule_error *e);
 

@@ -802,3 +802,39 @@ out:
 	json_decref(v);
 	return out;
 }
+
+/*
+ * The registered table name (relation its quoted name, key its key
+ * column's name) from columns, the registration's JSON array of
+ * {name, sql, type}: t points into columns, c (DS_COLUMNS_MAX entries) and
+ * the strings given, which must outlive it.  0, or -1 when columns is not
+ * such an array.
+ */
+int
+ds_table_load(struct ds_table *t, struct ds_column *c, const char *name,
+    const char *relation, const char *key, json_t *columns)
+{
+	size_t i;
+	json_t *x;
+
+	t->name = name;
+	t->relation = relation;
+	t->key = key;
+	t->columns = c;
+	t->ncolumns = 0;
+	if (!json_is_array(columns) || name == NULL || relation == NULL ||
+	    key == NULL)
+		return -1;
+	json_array_foreach(columns, i, x)
+	{
+		if (i >= DS_COLUMNS_MAX)
+			return -1;
+		c[i].name = json_string_value(json_object_get(x, "name"));
+		c[i].sql = json_string_value(json_object_get(x, "sql"));
+		c[i].type = json_string_value(json_object_get(x, "type"));
+		if (!c[i].name || !c[i].sql || !c[i].type)
+			return -1;
+		t->ncolumns++;
+	}
+	return 0;
+}

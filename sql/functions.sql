@@ -97,16 +97,44 @@ BEGIN
         RETURN NEW;
     END IF;
     IF NEW.job_id IS NULL THEN
+        -- The attempt of a slot whose agent target has a data-source
+        -- param expands it (013_fanout.sql): its execution has no job
+        -- until the expansion writes them.
+        IF NEW.kind = 'slot' AND EXISTS (
+               SELECT 1 FROM schedules s,
+                             jsonb_each(CASE WHEN jsonb_typeof(s.target -> 'params')
+                                                  = 'object'
+                                             THEN s.target -> 'params' END) p
+               WHERE s.id = NEW.schedule_id AND s.target ->> 'type' = 'agent'
+                 AND jsonb_typeof(p.value) = 'string'
+                 AND left(p.value #>> '{}', 3) = 'db:') THEN
+            NEW.kind := 'fanout';
+        END IF;
         IF NOT NEW.triggered THEN
             IF EXISTS (SELECT 1 FROM runs
                        WHERE schedule_id = NEW.schedule_id
                          AND slot_at = NEW.slot_at
-                         AND attempt = NEW.attempt AND NOT triggered) THEN
+                         AND attempt = NEW.attempt AND NOT triggered
+                         AND kind <> 'job') THEN
                 RETURN NEW;
             END IF;
             SELECT id INTO x FROM executions
             WHERE schedule_id = NEW.schedule_id AND slot_at = NEW.slot_at
               AND trigger_run IS NULL;
+        END IF;
+        IF NEW.kind = 'fanout' THEN
+            IF x IS NULL THEN
+                INSERT INTO executions (schedule_id, slot_at, trigger_run,
+                                        run_id)
+                VALUES (NEW.schedule_id, NEW.slot_at,
+                        CASE WHEN NEW.triggered THEN NEW.id END, NEW.id);
+            ELSE
+                UPDATE executions
+                SET run_id = NEW.id, status = 'running', finished_at = NULL,
+                    updated_at = now()
+                WHERE id = x;
+            END IF;
+            RETURN NEW;
         END IF;
         IF x IS NULL THEN
             INSERT INTO executions (schedule_id, slot_at, trigger_run,
@@ -163,6 +191,7 @@ LANGUAGE sql STABLE AS $$
         || jsonb_build_object(
                'job_id', j.id,
                'enqueued_at', cronvisor_time(j.enqueued_at),
+               'ready_at', cronvisor_time(j.ready_at),
                'created_at', cronvisor_time(j.created_at),
                'updated_at', cronvisor_time(j.updated_at),
                'finished_at', cronvisor_time(j.finished_at),
@@ -357,3 +386,66 @@ LANGUAGE sql STABLE AS $$
     WHERE a.enabled AND a.health_url IS NOT NULL AND a.healthy IS FALSE
       AND a.when_unhealthy = 'wait'
 $$;
+
+-- The executions p_exec after some of their jobs ended (p_failed:
+-- the jobs that failed for good just now, whose errors join the
+-- execution's): running while a job is pending or running; then success
+-- when every job completed (none: no value), failed when none did,
+-- partial otherwise.  A fan-out's execution that ended reports its fanout
+-- attempt (its result: the counts and the expansion's summary), which waits for it
+-- (013_fanout.sql): a supervisor takes that attempt back (claim_reports)
+-- and ends it as the execution ended, which moves the schedule on.
+-- Returns how many ended.
+CREATE OR REPLACE FUNCTION cronvisor_execution_settle(p_exec uuid[],
+    p_failed uuid[]) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    n integer;
+BEGIN
+    WITH t AS (
+        SELECT e.id AS xid,
+               count(j.id) FILTER (WHERE j.status IN ('pending', 'running')) AS open,
+               count(j.id) FILTER (WHERE j.status = 'completed') AS ok,
+               count(j.id) FILTER (WHERE j.status = 'failed') AS bad,
+               count(j.id) FILTER (WHERE j.enqueued_at IS NOT NULL) AS enq,
+               coalesce(jsonb_agg(jsonb_build_object(
+                            'message', j.error -> 'message',
+                            'job_id', j.id,
+                            'at', cronvisor_time(j.finished_at))
+                        ORDER BY j.seq)
+                        FILTER (WHERE j.id = ANY (p_failed)), '[]') AS errors
+        FROM executions e LEFT JOIN jobs j ON j.execution_id = e.id
+        WHERE e.id = ANY (p_exec)
+        GROUP BY e.id),
+    x AS (
+        UPDATE executions x
+        SET status = CASE WHEN t.open > 0 THEN 'running'
+                          WHEN t.bad = 0 THEN 'success'
+                          WHEN t.ok = 0 THEN 'failed' ELSE 'partial' END,
+            errors = x.errors || t.errors, jobs_enqueued = t.enq,
+            finished_at = CASE WHEN t.open > 0 THEN NULL ELSE now() END,
+            updated_at = now()
+        FROM t
+        WHERE x.id = t.xid
+        RETURNING x.id, x.run_id, x.status, t.ok, t.bad, t.open)
+    UPDATE runs r
+    SET report = jsonb_build_object(
+            'status', CASE WHEN x.status = 'failed' THEN 'failed'
+                           ELSE 'completed' END,
+            'result', jsonb_build_object('execution_id', x.id,
+                                         'status', x.status,
+                                         'completed', x.ok, 'failed', x.bad,
+                                         'expansion', r.output),
+            'error', CASE WHEN x.status = 'failed' THEN jsonb_build_object(
+                'message', 'every job of the execution failed ('
+                           || x.bad || ')',
+                'retryable', false) END),
+        reported_at = now(), expires_at = now()
+    FROM x
+    WHERE x.open = 0 AND r.id = x.run_id AND r.status = 'waiting';
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n > 0 THEN
+        PERFORM pg_notify('cronvisor_wake', 'report');
+    END IF;
+    RETURN n;
+END $$;

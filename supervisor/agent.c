@@ -174,7 +174,7 @@ agent_spec(struct job *j, const struct db_rows *rows, int row,
 	json_t *params, *schema;
 	char attempt[24];
 	size_t n = 0;
-	int64_t ms;
+	int64_t ms, nb;
 
 	if (!is_true(val(rows, row, CLAIM_AGENT_COL_FOUND))) {
 		snprintf(j->spawn_error, sizeof(j->spawn_error),
@@ -218,8 +218,11 @@ agent_spec(struct job *j, const struct db_rows *rows, int row,
 		json_decref(params);
 		return;
 	}
+	/* The instant it may start (claimed ahead) survives the reset. */
+	nb = spec->not_before_us;
 	memset(sb, 0, sizeof(*sb));
 	memset(spec, 0, sizeof(*spec));
+	spec->not_before_us = nb;
 	sb->body = request_body(j, rows, row, token, params, cf);
 	json_decref(params);
 	snprintf(attempt, sizeof(attempt), "%lld", (long long)j->attempt + 1);
@@ -346,9 +349,11 @@ agent_adopted(
 	} else {
 		v->status = RUN_FAILED;
 		v->retryable = !json_is_false(retry);
-		snprintf(v->error, sizeof(v->error),
-		    "the agent reported a failure%s%s", msg ? ": " : "",
-		    msg ? msg : "");
+		/* A fan-out's report is its execution's, not an agent's. */
+		snprintf(v->error, sizeof(v->error), "%s%s%s",
+		    j->kind == KIND_FANOUT ? ""
+		                           : "the agent reported a failure",
+		    msg && j->kind != KIND_FANOUT ? ": " : "", msg ? msg : "");
 	}
 	j->res.status = v->status == RUN_SUCCEEDED ? RESULT_OK : RESULT_FAILED;
 	if (text != NULL) {

@@ -415,10 +415,19 @@ add_job(struct claim *cl, const struct sched *s, const char *id, int64_t slot,
 	j->triggered = triggered;
 	j->fd = -1;
 	/*
-	 * An agent's request needs the job that the run's insert makes: its
-	 * spec is made once the claim's runs are in (prepare_agents()).
+	 * A fan-out slot expands before anything is sent (fanout.c, after
+	 * the claim's commit).  An agent's request needs the job that the
+	 * run's insert makes: its spec is made once the claim's runs are in
+	 * (prepare_agents()).
 	 */
-	if (sched_agent_env(s, j->agent_env, sizeof(j->agent_env)))
+	if (sched_fanout(s->target)) {
+		j->kind = KIND_FANOUT;
+		if ((j->fan_target = strdup(s->target)) == NULL ||
+		    (j->owner = strdup(s->owner)) == NULL) {
+			job_free(j);
+			return log_errbuf(cl->err, cl->errlen, "out of memory");
+		}
+	} else if (sched_agent_env(s, j->agent_env, sizeof(j->agent_env)))
 		j->agent = 1;
 	else if (sched_spec(s, j, cl->cf, &j->sb, &j->spec, j->spawn_error,
 	             sizeof(j->spawn_error)) == -1 &&
@@ -998,6 +1007,104 @@ claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 }
 
 /*
+ * A job for row i of claim_jobs or claim_reports, whose first columns are
+ * the same (the run's id, schedule, schedule name, slot, repeat, attempt),
+ * put on the claim's list; spent_col: the column of its job's failures.
+ * The job, or NULL with err set.
+ */
+_Static_assert((int)CLAIM_JOB_COL_ID == (int)CLAIM_REPORT_COL_ID &&
+        (int)CLAIM_JOB_COL_SCHEDULE == (int)CLAIM_REPORT_COL_SCHEDULE &&
+        (int)CLAIM_JOB_COL_NAME == (int)CLAIM_REPORT_COL_NAME &&
+        (int)CLAIM_JOB_COL_SLOT == (int)CLAIM_REPORT_COL_SLOT &&
+        (int)CLAIM_JOB_COL_REPEAT == (int)CLAIM_REPORT_COL_REPEAT &&
+        (int)CLAIM_JOB_COL_ATTEMPT == (int)CLAIM_REPORT_COL_ATTEMPT,
+    "claim_job and claim_report begin alike");
+static struct job *
+job_of_row(struct claim *cl, const struct db_rows *rows, int i, int spent_col)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (j == NULL ||
+	    (j->name = strdup(db_rows_value(rows, i, CLAIM_REPORT_COL_NAME))) ==
+	        NULL) {
+		free(j);
+		log_errbuf(cl->err, cl->errlen, "out of memory");
+		return NULL;
+	}
+	snprintf(j->run_id, sizeof(j->run_id), "%s",
+	    db_rows_value(rows, i, CLAIM_REPORT_COL_ID));
+	snprintf(j->schedule_id, sizeof(j->schedule_id), "%s",
+	    db_rows_value(rows, i, CLAIM_REPORT_COL_SCHEDULE));
+	j->slot =
+	    strtoll(db_rows_value(rows, i, CLAIM_REPORT_COL_SLOT), NULL, 10);
+	j->repeat =
+	    strtoll(db_rows_value(rows, i, CLAIM_REPORT_COL_REPEAT), NULL, 10);
+	j->attempt =
+	    strtoll(db_rows_value(rows, i, CLAIM_REPORT_COL_ATTEMPT), NULL, 10);
+	j->spent = strtoll(db_rows_value(rows, i, spent_col), NULL, 10);
+	j->fd = -1;
+	j->agent = 1;
+	j->next = cl->jobs;
+	cl->jobs = j;
+	return j;
+}
+
+/*
+ * Fan-out jobs whose time came (claim_jobs), up to `limit`: each started
+ * as an attempt, an agent request like any (prepare_agents() makes it),
+ * which waits in its runner for the job's ready_at when the claim took it
+ * ahead.  First the pending jobs of schedules being deleted fail
+ * (claim_jobs_drop), and their executions settle.  Returns the jobs
+ * started, or -1 with err set.
+ */
+static int
+claim_fanout_jobs(struct claim *cl, int limit, const char *ahead)
+{
+	char lease[24], lim[24], reqs[24], omax[24];
+	const char *p[5] = {lease, ahead, lim, reqs, omax};
+	struct db_rows *rows;
+	int n;
+
+	if ((rows = db_query(cl->db, SQL_claim_jobs_drop, 0, NULL, cl->err,
+	         cl->errlen)) == NULL ||
+	    (db_rows_count(rows) > 0 &&
+	        fanout_settle_rows(cl->db, rows, cl->err, cl->errlen) == -1)) {
+		db_rows_free(rows);
+		return -1;
+	}
+	db_rows_free(rows);
+	if (limit <= 0)
+		return 0;
+	snprintf(lease, sizeof(lease), "%lld", (long long)cl->sv_id);
+	snprintf(lim, sizeof(lim), "%d", limit);
+	snprintf(reqs, sizeof(reqs), "%lld",
+	    (long long)cl->cf->max_concurrent_requests);
+	snprintf(omax, sizeof(omax), "%lld", (long long)cl->owner_max);
+	if ((rows = db_query(
+	         cl->db, SQL_claim_jobs, 5, p, cl->err, cl->errlen)) == NULL)
+		return -1;
+	n = db_rows_count(rows);
+	for (int i = 0; i < n; i++) {
+		struct job *j = job_of_row(cl, rows, i, CLAIM_JOB_COL_SPENT);
+
+		if (j == NULL) {
+			db_rows_free(rows);
+			return -1;
+		}
+		snprintf(j->agent_env, sizeof(j->agent_env), "%s",
+		    db_rows_value(rows, i, CLAIM_JOB_COL_ENV));
+		j->spec.not_before_us = strtoll(
+		    db_rows_value(rows, i, CLAIM_JOB_COL_START_US), NULL, 10);
+		j->kind = KIND_JOB;
+		cl->njobs++;
+	}
+	if (n > 0)
+		log_debug("%d fan-out jobs claimed", n);
+	db_rows_free(rows);
+	return n;
+}
+
+/*
  * The specs of the agent jobs this claim made, now that their runs are in
  * (the insert made or found each one's job): one claim_agents for all of
  * them records each job's agent, version and params and each run's
@@ -1097,33 +1204,18 @@ adopt_reports(struct claim *cl)
 		return -1;
 	n = db_rows_count(rows);
 	for (int i = 0; i < n; i++) {
-		struct job *j = calloc(1, sizeof(*j));
+		struct job *j = job_of_row(cl, rows, i, CLAIM_REPORT_COL_SPENT);
 
-		if (j == NULL ||
-		    (j->name = strdup(db_rows_value(
-		         rows, i, CLAIM_REPORT_COL_NAME))) == NULL) {
-			free(j);
+		if (j == NULL) {
 			db_rows_free(rows);
-			return log_errbuf(cl->err, cl->errlen, "out of memory");
+			return -1;
 		}
-		snprintf(j->run_id, sizeof(j->run_id), "%s",
-		    db_rows_value(rows, i, CLAIM_REPORT_COL_ID));
-		snprintf(j->schedule_id, sizeof(j->schedule_id), "%s",
-		    db_rows_value(rows, i, CLAIM_REPORT_COL_SCHEDULE));
-		j->slot = strtoll(
-		    db_rows_value(rows, i, CLAIM_REPORT_COL_SLOT), NULL, 10);
-		j->repeat = strtoll(
-		    db_rows_value(rows, i, CLAIM_REPORT_COL_REPEAT), NULL, 10);
-		j->attempt = strtoll(
-		    db_rows_value(rows, i, CLAIM_REPORT_COL_ATTEMPT), NULL, 10);
 		j->triggered =
 		    strcmp(db_rows_value(rows, i, CLAIM_REPORT_COL_TRIGGERED),
 		        "t") == 0;
-		j->fd = -1;
-		j->agent = 1;
+		j->kind = run_kind_parse(
+		    db_rows_value(rows, i, CLAIM_REPORT_COL_KIND));
 		agent_adopted(j, rows, i, cl->cf);
-		j->next = cl->jobs;
-		cl->jobs = j;
 	}
 	if (n > 0)
 		log_debug("%d agent attempts taken back from waiting", n);
@@ -1155,7 +1247,7 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	char now[32], ahead[32];
 	struct timespec ts;
 	int64_t us;
-	int ntrig = 0, nsched = 0;
+	int ntrig = 0, nsched = 0, njob = 0;
 
 	/*
 	 * "Due" is decided by this machine's clock, the one the timer runs
@@ -1182,6 +1274,8 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	    (ntrig < limit &&
 	        (nsched = claim_schedules(&cl, limit - ntrig, ahead, now)) ==
 	            -1) ||
+	    (njob = claim_fanout_jobs(&cl, limit - ntrig - nsched, ahead)) ==
+	        -1 ||
 	    prepare_agents(&cl) == -1 || adopt_reports(&cl) == -1)
 		goto fail;
 	if (db_commit(db, err, errlen) == -1)
@@ -1190,7 +1284,7 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	json_decref(cl.fires);
 	free(cl.fired);
 	owners_free(&cl);
-	return ntrig + nsched;
+	return ntrig + nsched + njob;
 fail:
 	db_rollback(db);
 fail_nocommit:

@@ -43,6 +43,7 @@
 #define PROBE_BUSY_MS    1000        /* or that soon when more are due */
 #define PROBES_MAX       8           /* health probes in flight at most */
 #define TRIGGER_POLL_MS  250         /* while a trigger request waits, in ms */
+#define IDLE_POLL_MS     100         /* due, but the last claim took none */
 #define REPORT_GATHER_MS 10          /* agents' reports gathered that long */
 #define TAG_SIGNAL       ((void *)1) /* epoll data of the signalfd */
 #define TAG_TIMER        ((void *)2) /* of the timerfd */
@@ -204,6 +205,15 @@ arm_timer(void)
 			ms = soon;
 	}
 	if (ms != INT64_MAX) {
+		/*
+		 * Due, yet the last claim took nothing: what is due waits for
+		 * a limit (an owner's runs in flight) whose end asks for a
+		 * claim anyway; look again a little later, not at once.
+		 */
+		clock_gettime(CLOCK_REALTIME, &now);
+		soon = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+		if (sv.idle_claim && ms <= soon)
+			ms = soon + IDLE_POLL_MS;
 		ms = away_from_starts(ms);
 		its.it_value.tv_sec = ms / 1000;
 		its.it_value.tv_nsec = (long)(ms % 1000) * 1000000 + 1;
@@ -263,6 +273,11 @@ claim(void)
 			db_failed(err);
 			return;
 		}
+		/* Fan-out slots expand now; their runs then wait. */
+		if (fanout_expand(
+		        sv.db, &sv.cf, sv.id, &jobs, err, sizeof(err)) == -1)
+			db_failed(err);
+		sv.idle_claim = n == 0;
 		for (tail = &jobs; *tail != NULL; tail = &(*tail)->next)
 			sv.nfresh++;
 		*tail = sv.fresh;

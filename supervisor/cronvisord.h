@@ -87,6 +87,13 @@ enum job_state {
 	JOB_DONE,     /* its result is in the database */
 };
 
+/* What a run is (runs.kind, sql/013_fanout.sql). */
+enum run_kind {
+	KIND_SLOT,   /* a slot's attempt, or a trigger-now run */
+	KIND_FANOUT, /* a fan-out slot's attempt: it expands, then waits */
+	KIND_JOB,    /* an attempt of one of a fan-out's jobs */
+};
+
 /* One run this supervisor claimed. */
 struct job {
 	enum job_state state;        /* where it is, moved by job_state() */
@@ -97,6 +104,9 @@ struct job {
 	int64_t repeat;              /* n */
 	int64_t attempt;             /* rc */
 	int triggered;               /* trigger-now: run id sched-<id8>-t<n> */
+	enum run_kind kind;          /* what it is */
+	char *fan_target;            /* KIND_FANOUT: the target to expand */
+	int64_t spent;               /* KIND_JOB: its job's failures so far */
 	struct spec_buf sb;          /* what spec points to */
 	struct run_spec spec;        /* what the runner runs */
 	char spawn_error[CV_ERRLEN]; /* non-empty: it cannot start */
@@ -141,6 +151,7 @@ struct supervisor {
 	int nfresh;              /* entries in fresh */
 	int want_claim;          /* claim at the next turn */
 	int backlog;             /* the last claim took all it could */
+	int idle_claim;          /* the last claim took nothing */
 	int want_db;             /* the socket had input between tasks */
 	int want_reload;         /* SIGHUP came: reload between tasks */
 	int stopping;            /* a stop signal came: claim no more */
@@ -270,6 +281,16 @@ struct db_rows *batch_query(struct db *db, const char *sql, const char *first,
 int claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen);
 
+/* fanout.c: fan-out slots, their expansion and their jobs' ends. */
+enum run_kind run_kind_parse(const char *s);
+int fanout_expand(struct db *db, const struct config *cf, int64_t lease,
+    struct job **jobs, char *err, size_t errlen);
+int fanout_settle(
+    struct db *db, json_t *xs, json_t *failed, char *err, size_t errlen);
+int fanout_settle_rows(
+    struct db *db, const struct db_rows *rows, char *err, size_t errlen);
+json_t *fanout_next(const struct job *j, const struct retry_policy *pol);
+
 /* finish.c: a run's result and its schedule's next state. */
 int finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
     char *err, size_t errlen);
@@ -322,6 +343,7 @@ int sched_spec(const struct sched *s, const struct job *j,
 int sched_set_payload(struct sched *s, const char *payload);
 void sched_spec_clear(struct spec_buf *sb);
 int sched_agent_env(const struct sched *s, char *env, size_t len);
+int sched_fanout(const char *target);
 const char *sched_agent(const struct sched *s, char *buf, size_t len);
 int sched_http_common(const char *owner, const struct config *cf,
     struct spec_buf *sb, struct run_spec *spec, char *err, size_t errlen);

@@ -444,6 +444,89 @@ write_waiting(struct db *db, int64_t lease, const struct job *const *v,
 	return 0;
 }
 
+/* 1 if v is the end of a fan-out job's attempt (not a 202: it waits). */
+static int
+job_end(const struct job *v)
+{
+	return v->kind == KIND_JOB && v->verdict.status != RUN_WAITING;
+}
+
+/*
+ * The ends of the fan-out jobs' attempts of v (n of them; bare as for
+ * run_cols()), inside the caller's transaction: the runs in one
+ * finish_runs (which locks their schedules in id order and returns their
+ * rows: the retry policy of each), what follows for each job in one
+ * finish_jobs, and their executions in one fanout_settle.  Marks one[i]
+ * 2 for each written, 1 for each no longer ours.  0, or -1 with err set.
+ */
+static int
+end_job_runs(struct db *db, int64_t lease, const struct job *const *v, size_t n,
+    int bare, char *one, char *err, size_t errlen)
+{
+	json_t *arr = json_array(), *next = json_array(), *o;
+	struct db_rows *rows = NULL, *ends = NULL;
+	char l[24], why[CV_ERRLEN];
+	size_t k, nj = 0;
+	int r = -1;
+
+	for (size_t i = 0; arr != NULL && i < n; i++) {
+		if (!job_end(v[i]))
+			continue;
+		one[i] = 1;
+		nj++;
+		if ((o = run_row(v[i], bare)) == NULL ||
+		    json_array_append_new(arr, o) == -1) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	if (arr == NULL || next == NULL) {
+		log_errbuf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (nj == 0) {
+		r = 0;
+		goto out;
+	}
+	rows = batch_query(
+	    db, SQL_finish_runs, num(l, sizeof(l), lease), arr, err, errlen);
+	arr = NULL;
+	if (rows == NULL)
+		goto out;
+	for (int i = 0; i < db_rows_count(rows); i++) {
+		struct sched s;
+		int loaded;
+
+		k = batch_job(v, n, db_rows_value(rows, i, SCHED_COL_COUNT));
+		if (k == n)
+			continue;
+		one[k] = 2;
+		loaded = sched_load(rows, i, &s, why, sizeof(why)) == 0;
+		o = fanout_next(v[k], loaded ? &s.pol : NULL);
+		if (loaded)
+			sched_clear(&s);
+		if (o == NULL || json_array_append_new(next, o) == -1) {
+			log_errbuf(err, errlen, "out of memory");
+			goto out;
+		}
+	}
+	if (json_array_size(next) > 0) {
+		ends =
+		    batch_query(db, SQL_finish_jobs, NULL, next, err, errlen);
+		next = NULL;
+		if (ends == NULL ||
+		    fanout_settle_rows(db, ends, err, errlen) == -1)
+			goto out;
+	}
+	r = 0;
+out:
+	json_decref(arr);
+	json_decref(next);
+	db_rows_free(rows);
+	db_rows_free(ends);
+	return r;
+}
+
 /*
  * Records the end of run j (its verdict decided) and moves its schedule
  * on, inside the caller's transaction, under the lease `lease` (the
@@ -460,10 +543,13 @@ finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
 	char sid[40];
 	int r;
 
-	if (j->verdict.status == RUN_WAITING) {
+	if (j->verdict.status == RUN_WAITING || j->kind == KIND_JOB) {
 		char one = 0;
 
-		if (write_waiting(db, lease, &j, 1, &one, err, errlen) == -1)
+		if ((j->kind == KIND_JOB ? end_job_runs(db, lease, &j, 1, bare,
+		                               &one, err, errlen)
+		                         : write_waiting(db, lease, &j, 1, &one,
+		                               err, errlen)) == -1)
 			return -1;
 		if (one != 2)
 			lease_lost(j);
@@ -483,6 +569,47 @@ finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
 }
 
 /*
+ * The fanout attempts of v that ended without their jobs (their
+ * expansion failed, or they were lost, interrupted or crashed before
+ * writing their plan): their executions fail with the error
+ * (fanout_ended), unless jobs of theirs are open.  0, or -1 with err set.
+ */
+static int
+end_fanouts(struct db *db, const struct job *const *v, size_t n, char *err,
+    size_t errlen)
+{
+	json_t *arr = json_array(), *o;
+	struct db_rows *rows;
+	char error[CV_ERRLEN];
+
+	for (size_t i = 0; arr != NULL && i < n; i++) {
+		if (v[i]->kind != KIND_FANOUT ||
+		    v[i]->verdict.status == RUN_SUCCEEDED ||
+		    v[i]->verdict.status == RUN_WAITING)
+			continue;
+		o = json_pack("{s:s, s:s}", "id", v[i]->run_id, "error",
+		    v[i]->verdict.error[0]
+		        ? error_text(v[i], error)
+		        : run_status_name(v[i]->verdict.status));
+		if (o == NULL || json_array_append_new(arr, o) == -1) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	if (arr == NULL)
+		return log_errbuf(err, errlen, "out of memory");
+	if (json_array_size(arr) == 0) {
+		json_decref(arr);
+		return 0;
+	}
+	if ((rows = batch_query(
+	         db, SQL_fanout_ended, NULL, arr, err, errlen)) == NULL)
+		return -1;
+	db_rows_free(rows);
+	return 0;
+}
+
+/*
  * The jobs of the n runs of v, ended by the caller's transaction, and
  * their executions: finish_jobs, once their schedules moved on (whether a
  * retry was queued says whether a failed job waits for it).  0, or -1
@@ -494,10 +621,13 @@ end_jobs(struct db *db, const struct job *const *v, size_t n, char *err,
 {
 	json_t *ids = json_array();
 	struct db_rows *rows;
+	int r;
 
+	/* A fan-out job's attempt had its job written (end_job_runs()). */
 	for (size_t i = 0; ids != NULL && i < n; i++)
-		if (json_array_append_new(ids, json_string(v[i]->run_id)) ==
-		    -1) {
+		if (!job_end(v[i]) &&
+		    json_array_append_new(
+		        ids, json_pack("{s:s}", "id", v[i]->run_id)) == -1) {
 			json_decref(ids);
 			ids = NULL;
 		}
@@ -506,8 +636,10 @@ end_jobs(struct db *db, const struct job *const *v, size_t n, char *err,
 	if ((rows = batch_query(db, SQL_finish_jobs, NULL, ids, err, errlen)) ==
 	    NULL)
 		return -1;
+	r = db_rows_count(rows) > 0 ? fanout_settle_rows(db, rows, err, errlen)
+	                            : 0;
 	db_rows_free(rows);
-	return 0;
+	return r == -1 ? -1 : end_fanouts(db, v, n, err, errlen);
 }
 
 /*
@@ -549,7 +681,7 @@ batch_rows(struct job *const *v, size_t n, char *one)
 	json_t *arr = json_array(), *o;
 
 	for (size_t i = 0; arr != NULL && i < n; i++) {
-		one[i] = !v[i]->triggered &&
+		one[i] = !v[i]->triggered && v[i]->kind != KIND_JOB &&
 		    v[i]->verdict.status != RUN_WAITING && alone(v, n, i) &&
 		    (o = run_row(v[i], 0)) != NULL;
 		if (one[i] && json_array_append_new(arr, o) == -1) {
@@ -601,7 +733,7 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 	json_t *arr = NULL, *states = NULL;
 	struct db_rows *rows = NULL;
 	int r = -1, nrows;
-	size_t nbatch, nwait = 0;
+	size_t nbatch, nwait = 0, njob = 0;
 
 	if (one == NULL || (arr = batch_rows(v, n, one)) == NULL ||
 	    (states = json_array()) == NULL) {
@@ -614,9 +746,16 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 	 * after finish_runs locked the others, out of the order the API's batch
 	 * delete locks them in (a deadlock, one of the two aborted).
 	 */
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		nwait += v[i]->verdict.status == RUN_WAITING;
-	if ((nbatch = json_array_size(arr)) + nwait < n && n > 1 &&
+		njob += job_end(v[i]);
+	}
+	/*
+	 * The jobs' attempts lock their schedules in a statement of their
+	 * own: with any other write, everything is locked first too.
+	 */
+	nbatch = json_array_size(arr);
+	if (n > 1 && (nbatch + nwait + njob < n || (njob > 0 && nbatch > 0)) &&
 	    lock_all(db, v, n, err, errlen) == -1)
 		goto out;
 	if (nbatch > 0) {
@@ -651,6 +790,10 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 	if (nwait > 0 &&
 	    write_waiting(db, lease, (const struct job *const *)v, n, one, err,
 	        errlen) == -1)
+		goto out;
+	if (njob > 0 &&
+	    end_job_runs(db, lease, (const struct job *const *)v, n, 0, one,
+	        err, errlen) == -1)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		if (one[i] == 1) /* in a batch, no row: not ours */

@@ -59,6 +59,7 @@ job_free(struct job *j)
 	free(j->result);
 	free(j->owner);
 	free(j->probe_url);
+	free(j->fan_target);
 	free(j);
 }
 

@@ -109,6 +109,8 @@ lose(struct db *db, const struct db_rows *rows, int i, const char *why,
 	j.slot = strtoll(db_rows_value(rows, i, PEER_RUN_COL_SLOT), NULL, 10);
 	j.triggered =
 	    strcmp(db_rows_value(rows, i, PEER_RUN_COL_TRIGGERED), "t") == 0;
+	j.kind = run_kind_parse(db_rows_value(rows, i, PEER_RUN_COL_KIND));
+	j.spent = strtoll(db_rows_value(rows, i, PEER_RUN_COL_SPENT), NULL, 10);
 	j.fs = FRAME_NONE;
 	j.verdict.status = RUN_LOST;
 	j.verdict.retryable = 1;

@@ -114,6 +114,29 @@ wait_api() {
 # at_in SECONDS: an RFC 3339 instant SECONDS from now, in UTC.
 at_in() { date -u -d "@$(($(date +%s) + $1))" +%Y-%m-%dT%H:%M:%SZ; }
 
+# soon [MS]: an instant MS (1000) ms from now, to the millisecond (now
+# itself may be past by the time the API reads it, on a loaded machine).
+soon() { python3 -c 'import sys, time, datetime as d
+t = int(time.time() * 1000) + int(sys.argv[1])
+print(d.datetime.fromtimestamp(t // 1000, d.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (t % 1000))' "${1:-1000}"; }
+
+# stub_agent_up: starts tests/helpers/stubagent.py (its request log in
+# $tmp/agent.log) and sets AURL to its address.
+stub_agent_up() {
+	python3 "$here/helpers/stubagent.py" "$tmp/agent.port" "$tmp/agent.log" \
+		>"$work/stubagent.log" 2>&1 &
+	extra="$extra $!"
+	wait_until 5 test -f "$tmp/agent.port"
+	AURL="http://127.0.0.1:$(cat "$tmp/agent.port")"
+}
+
+# stub_agent ID PATH [MORE-JSON]: an agent of alice's ($A) at the stub's
+# PATH.
+stub_agent() {
+	send POST /agents "$A" "{\"agent_id\": \"$1\", \"name\": \"$1\", \"endpoint\": \"$AURL$2\"${3:+, $3}}"
+	[ "$code" = 201 ] || echo "agent $1: $code $resp" >&2
+}
+
 # api_finish: stops the API and the supervisor cleanly and checks that
 # their logs hold no sanitizer report (ASan, LSan, UBSan builds); the last
 # step of a test before summary.

@@ -174,6 +174,46 @@ send POST "/schedules/$sid/preview" "$B" ""
 ok_error "schedule preview (saved): another owner's is 404" 404 not_found null
 ok "schedule preview: nothing was created" "$(sql "SELECT count(*) FROM executions")" 0
 
+# --- a schedule is checked when saved ----------------------------------------------------------
+# save NAME PARAMS: a schedule of alice's whose agent target has PARAMS.
+save() {
+	send POST /schedules "$A" "{\"name\": \"$1\", \"kind\": \"interval\", \"interval_seconds\": 3600, \"target\": {\"type\": \"agent\", \"agent\": \"qs\", \"params\": $2}}"
+}
+n0=$(sql "SELECT count(*) FROM schedules")
+save unreg '{"t": "db:nope:all:id"}'
+ok_error "save: an unregistered table" 400 invalid_field target.params.t
+ok "save: says which" "$(j .error.message)" 'table "nope" is not registered'
+save col '{"t": "db:ticker:all:secret"}'
+ok_error "save: an unregistered column" 400 invalid_field target.params.t
+save op '{"t": "db:ticker:all:id?filter={\"id\":{\"$regex\":\"T\"}}"}'
+ok_error "save: an unknown operator" 400 invalid_field target.params.t
+save type '{"t": "db:ticker:all:id?enabled=maybe"}'
+ok_error "save: a bad value type" 400 source_failed target.params.t
+ok "save: the database's reason" "$(j .error.message | grep -c 'invalid input syntax for type boolean')" 1
+save date '{"t": "db:ticker:all:id?filter={\"createdAt\":{\"$gte\":\"yesterday-ish\"}}"}'
+ok_error "save: a bad date" 400 source_failed target.params.t
+save malformed '{"t": "db:ticker:all"}'
+ok_error "save: a malformed string" 400 invalid_field target.params.t
+save sqli '{"t": "db:ticker;DROP TABLE ticker:all:id"}'
+ok_error "save: SQL as the table" 400 invalid_field target.params.t
+save two '{"a": "db:ticker:all:id", "b": "db:ticker:all:status"}'
+ok_error "save: two data-source params" 400 invalid_field null
+send POST /agents "$B" '{"agent_id": "qs", "name": "qs", "endpoint": "https://agents.example.test/qs"}'
+send POST /schedules "$B" '{"name": "bobs", "kind": "interval", "interval_seconds": 3600, "target": {"type": "agent", "agent": "qs", "params": {"t": "db:alices:all:id"}}}'
+ok_error "save: another owner's registration is not registered" 400 invalid_field target.params.t
+ok "save: nothing was saved" "$(sql "SELECT count(*) FROM schedules")" "$n0"
+send POST /schedules "$A" "$SCHED"
+pid=$(j .id)
+send PATCH "/schedules/$pid" "$A" '{"target": {"type": "agent", "agent": "qs", "params": {"t": "db:ticker:all:secret"}}}'
+ok_error "save: a PATCH is checked too" 400 invalid_field target.params.t
+call GET "/schedules/$pid" "$A"
+ok "save: the PATCH changed nothing" "$(j .target.params.tickerId)" 'db:ticker:all:id?enabled=true&batchSize=5&staggerDelay=1000'
+send PATCH "/schedules/$pid" "$A" '{"target": {"type": "agent", "agent": "qs", "params": {"t": "db:ticker:all:id?active=1"}}}'
+ok_status "save: a good PATCH" 200
+# the read-only role could not have written it: the check's savepoint
+# gave the transaction its own role back
+ok "save: written in the same transaction as the check" "$(j .target.params.t)" 'db:ticker:all:id?active=1'
+
 # --- cronvisorctl data-sources ----------------------------------------------------------
 ctl=$3
 asv() { env CRONVISOR_URL="$CRONVISOR_URL" CRONVISOR_TOKEN="$AV" "$ctl" "$@"; }

@@ -24,6 +24,12 @@ send POST /agents "$A" '{"agent_id": "query-strategy", "name": "Query strategy",
 ok_status "agent query-strategy: 201" 201
 send POST /agents "$A" '{"agent_id": "typed", "name": "Typed", "endpoint": "https://agents.example.test/typed", "input_schema": {"type": "object", "properties": {"tickerId": {"type": "string"}}}}'
 ok_status "agent typed: 201" 201
+# The table seed 004's data-source strings read (db:ticker:…), registered.
+sql "CREATE TABLE ticker (id text PRIMARY KEY, enabled boolean);
+     INSERT INTO ticker VALUES ('AAPL', true), ('MSFT', false);
+     GRANT SELECT ON ticker TO cronvisor_reader" >/dev/null
+send POST /data-sources "$CV_TOKEN_ADMIN" '{"name": "ticker", "relation": "ticker", "key": "id", "columns": ["id", "enabled"]}'
+ok_status "data source ticker: 201" 201
 
 # --- seed 004 -----------------------------------------------------------
 # The example of seed 004's "Query Strategy Agent Schedule", as the brief

@@ -19,23 +19,8 @@ api_up "$1" "$2" "$3" "$4"
 A=$CV_TOKEN_ALICE_EDITOR
 ADM=$CV_TOKEN_ADMIN
 
-python3 "$here/helpers/stubagent.py" "$tmp/agent.port" "$tmp/agent.log" \
-	>"$work/stubagent.log" 2>&1 &
-extra="$extra $!"
-wait_until 5 test -f "$tmp/agent.port"
-AP=$(cat "$tmp/agent.port")
-AURL="http://127.0.0.1:$AP"
+stub_agent_up
 
-# agent ID PATH [MORE-JSON]: an agent of alice's at the stub's PATH.
-agent() {
-	send POST /agents "$A" "{\"agent_id\": \"$1\", \"name\": \"$1\", \"endpoint\": \"$AURL$2\"${3:+, $3}}"
-	[ "$code" = 201 ] || echo "agent $1: $code $resp" >&2
-}
-# soon [MS]: an instant MS (1000) ms from now, to the millisecond (now itself
-# may be past by the time the API reads it, on a loaded machine).
-soon() { python3 -c 'import sys, time, datetime as d
-t = int(time.time() * 1000) + int(sys.argv[1])
-print(d.datetime.fromtimestamp(t // 1000, d.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (t % 1000))' "${1:-1000}"; }
 # sched NAME AGENT PARAMS [MORE-JSON]: a once schedule of alice's, due now,
 # targeting AGENT; prints its id.
 sched() {
@@ -50,7 +35,7 @@ job_of() { sql "SELECT j.id FROM jobs j WHERE j.schedule_id = '$1' ORDER BY j.cr
 state() { sql "SELECT s.status || ' ' || x.status || ' ' || j.status || ' ' || (SELECT count(*) FROM runs r WHERE r.job_id = j.id) FROM schedules s JOIN executions x ON x.schedule_id = s.id JOIN jobs j ON j.execution_id = x.id WHERE s.id = '$1' ORDER BY x.created_at LIMIT 1"; }
 
 # --- 200: the answer is the result ------------------------------------------
-agent sync /ok "\"auth\": {\"type\": \"bearer\", \"token\": \"tok-sync-123\"}"
+stub_agent sync /ok "\"auth\": {\"type\": \"bearer\", \"token\": \"tok-sync-123\"}"
 s_ok=$(sched ok sync '{"tickerId": "AAPL"}' '"max_retries": 0')
 wait_for 20 "SELECT status = 'done' FROM schedules WHERE id = '$s_ok'"
 ok "200: done, success, completed, 1 attempt" "$(state "$s_ok")" "done success completed 1"
@@ -72,7 +57,7 @@ ok "request: only the token's hash is stored" "$(sql "SELECT count(*) FROM runs 
 ok "logs: no secret, no token" "$(cat "$work"/*.log | grep -c -e tok-sync-123 -e "$(printf '%s' "$line" | jq -r '.body.callback.token')")" 0
 
 # --- 202 and a report --------------------------------------------------------------
-agent async /async "\"auth\": {\"type\": \"hmac\", \"secret\": \"hmac-secret-77\"}"
+stub_agent async /async "\"auth\": {\"type\": \"hmac\", \"secret\": \"hmac-secret-77\"}"
 s_as=$(sched async async '{"delay_ms": 2000}' '"max_retries": 0')
 wait_for 20 "SELECT count(*) = 1 FROM runs WHERE schedule_id = '$s_as' AND status = 'waiting'"
 ok "202: the attempt waits, the job runs" "$(state "$s_as")" "active running running 1"
@@ -88,7 +73,7 @@ t = sig.split(",")[0][2:]; v = sig.split(",")[1][3:]
 print(hmac.compare_digest(v, hmac.new(b"hmac-secret-77", (t + "." + e["raw"]).encode(), hashlib.sha256).hexdigest()))')" True
 
 # --- the same report twice; wrong, superseded and missing tokens ---------------------
-agent twice /async-twice
+stub_agent twice /async-twice
 s_tw=$(sched twice twice '{"delay_ms": 100}' '"max_retries": 0')
 wait_for 20 "SELECT status = 'done' FROM schedules WHERE id = '$s_tw'"
 wait_until 10 sh -c "[ \$(grep -c '\"report\": \"complete\"' $tmp/agent.log) -ge 3 ]"
@@ -109,7 +94,7 @@ send POST "/jobs/$j1/complete" "" '{"status": "completed", "token": "x", "extra"
 ok_error "report: an unknown member" 400 unknown_field extra
 
 # --- failures: final and retried ------------------------------------------------------
-agent afail /async-fail
+stub_agent afail /async-fail
 s_ff=$(sched ffinal afail '{"retryable": false, "delay_ms": 50}' '"max_retries": 3, "retry_delay_seconds": 1, "backoff": "fixed"')
 wait_for 20 "SELECT status = 'dead' FROM schedules WHERE id = '$s_ff'"
 ok "retryable false: dead after one attempt" "$(state "$s_ff")" "dead failed failed 1"
@@ -118,24 +103,24 @@ ok "retryable false: the agent's message" "$(j '.error.message | test("the model
 s_fr=$(sched fretry afail '{"retryable": true, "delay_ms": 50}' '"max_retries": 1, "retry_delay_seconds": 1, "backoff": "fixed"')
 wait_for 20 "SELECT status = 'dead' FROM schedules WHERE id = '$s_fr'"
 ok "retryable true: retried once, then dead" "$(state "$s_fr")" "dead failed failed 2"
-agent flaky /flaky
+stub_agent flaky /flaky
 s_fl=$(sched flaky flaky '{"fail_times": 2}' '"max_retries": 3, "retry_delay_seconds": 1, "backoff": "fixed"')
 wait_for 30 "SELECT status = 'done' FROM schedules WHERE id = '$s_fl'"
 ok "503: retried until it succeeds" "$(state "$s_fl")" "done success completed 3"
 ok "503: the same job in every request" "$(grep '"path": "/flaky"' "$tmp/agent.log" | jq -r '.headers["X-Job-Id"] + ":" + .headers["X-Attempt"]' | sort | tr '\n' ' ')" "$(job_of "$s_fl"):1 $(job_of "$s_fl"):2 $(job_of "$s_fl"):3 "
-agent limited /limited
+stub_agent limited /limited
 s_li=$(sched limited limited '{"retry_after": 3}' '"max_retries": 2, "retry_delay_seconds": 1, "backoff": "fixed"')
 wait_for 30 "SELECT status = 'done' FROM schedules WHERE id = '$s_li'"
 ok "429: retried" "$(state "$s_li")" "done success completed 2"
 gap=$(grep '"path": "/limited"' "$tmp/agent.log" | jq -s '.[1].at - .[0].at')
 ok "429: after its Retry-After of 3 s, not the 1 s backoff (gap $gap s)" "$(echo "$gap >= 2.9" | bc)" 1
-agent bad /bad
+stub_agent bad /bad
 s_bd=$(sched bad bad '{}' '"max_retries": 3')
 wait_for 20 "SELECT status = 'dead' FROM schedules WHERE id = '$s_bd'"
 ok "400: final at once" "$(state "$s_bd")" "dead failed failed 1"
 
 # --- a silent agent times out, retried ----------------------------------------------------
-agent silent /silent
+stub_agent silent /silent
 send POST /schedules "$A" "{\"name\": \"silent\", \"at\": \"$(soon)\", \"max_retries\": 1, \"retry_delay_seconds\": 1, \"backoff\": \"fixed\", \"target\": {\"type\": \"agent\", \"agent\": \"silent\", \"timeout_ms\": 1500}}"
 s_si=$(j .id)
 wait_for 30 "SELECT status = 'dead' FROM schedules WHERE id = '$s_si'"
@@ -144,7 +129,7 @@ ok "silent: said why" "$(sql "SELECT error FROM runs WHERE schedule_id = '$s_si'
 ok "silent: two requests" "$(seen /silent)" 2
 
 # --- params outside the schema fail before any request ------------------------------------
-agent schema /ok '"input_schema": {"type": "object", "required": ["tickerId"], "properties": {"tickerId": {"type": "string"}}}'
+stub_agent schema /ok '"input_schema": {"type": "object", "required": ["tickerId"], "properties": {"tickerId": {"type": "string"}}}'
 send POST /schedules "$A" "{\"name\": \"badp\", \"at\": \"2099-01-01T00:00:00Z\", \"target\": {\"type\": \"agent\", \"agent\": \"schema\", \"params\": {\"tickerId\": 7}}}"
 ok_error "schema: refused when saved, naming the param" 400 invalid_field target.params.tickerId
 send POST /schedules "$A" "{\"name\": \"nop\", \"at\": \"2099-01-01T00:00:00Z\", \"target\": {\"type\": \"agent\", \"agent\": \"nope\"}}"
@@ -157,18 +142,18 @@ ok "schema: params changed behind the API fail at fire time, final" "$(state "$s
 ok "schema: the error names the param" "$(sql "SELECT error FROM runs WHERE schedule_id = '$s_sc'")" "params.tickerId: must be a string (the agent's input schema)"
 
 # --- heartbeats -------------------------------------------------------------------
-agent beat /beat '"heartbeat_seconds": 2'
+stub_agent beat /beat '"heartbeat_seconds": 2'
 s_hb=$(sched beat beat '{"beat_ms": 700, "beats": 4}' '"max_retries": 0')
 wait_for 20 "SELECT status = 'done' FROM schedules WHERE id = '$s_hb'"
 ok "heartbeat: kept alive past its 2 s, completed" "$(state "$s_hb")" "done success completed 1"
 ok "heartbeat: each answered 200" "$(grep '"report": "heartbeat"' "$tmp/agent.log" | jq -r .code | sort -u)" 200
-agent quiet /silent '"heartbeat_seconds": 1'
+stub_agent quiet /silent '"heartbeat_seconds": 1'
 s_qt=$(sched quiet quiet '{}' '"max_retries": 0')
 wait_for 20 "SELECT status = 'dead' FROM schedules WHERE id = '$s_qt'"
 ok "heartbeat: none sent, timed out well before the deadline" "$(sql "SELECT error || ' ' || (finished_at < deadline_at - interval '60 s') FROM runs WHERE schedule_id = '$s_qt'")" "the agent sent no heartbeat for 1 s true"
 
 # --- a report through the database, with EXECUTE only -----------------------------------
-agent dbrep /silent
+stub_agent dbrep /silent
 s_db=$(sched dbrep dbrep '{}' '"max_retries": 0')
 wait_for 20 "SELECT count(*) = 1 FROM runs WHERE schedule_id = '$s_db' AND status = 'waiting'"
 jdb=$(job_of "$s_db")
@@ -185,7 +170,7 @@ ok "db: the job completed with the result" "$(sql "SELECT status || ' ' || (resu
 q "$name" "REVOKE ALL ON DATABASE $name FROM $role; REVOKE EXECUTE ON FUNCTION cronvisor_job_report(uuid, text, text, text, jsonb, jsonb) FROM $role; DROP ROLE $role" >/dev/null
 
 # --- kill -9 while jobs wait for their reports ----------------------------------------------
-agent waits /silent
+stub_agent waits /silent
 before=$(seen /silent)
 for i in 1 2 3 4 5; do
 	eval "s_k$i=\$(sched kill$i waits '{}' '\"max_retries\": 2, \"retry_delay_seconds\": 1')"
@@ -214,7 +199,7 @@ sed 's/^supervisor_name = .*/supervisor_name = "second"/' "$CV_CONF" >"$tmp/seco
 "$CRONVISORD" -f "$tmp/second.conf" </dev/null >>"$work/cvd2.log" 2>&1 &
 sv2=$!
 extra="$extra $sv2"
-agent lim /slow '"max_concurrent_requests": 2'
+stub_agent lim /slow '"max_concurrent_requests": 2'
 for i in 1 2 3 4 5 6; do
 	sched "lim$i" lim '{"sleep_ms": 1200}' '"max_retries": 0' >/dev/null
 done
@@ -225,7 +210,7 @@ ok "limit: never more than 2 at once at the agent, and 2 at times" "$(grep '"pat
 ok "limit: with both supervisors alive and claiming" "$(sql "SELECT count(*) FROM supervisors WHERE stopped_at IS NULL AND heartbeat > now() - interval '3 s'")" 2
 
 # --- priority: the highest first when they wait for a request ---------------------------
-agent prio /slow '"max_concurrent_requests": 1'
+stub_agent prio /slow '"max_concurrent_requests": 1'
 sched blocker prio '{"sleep_ms": 5000}' '"max_retries": 0' >/dev/null
 wait_for 20 "SELECT count(*) = 1 FROM runs r JOIN schedules s ON s.id = r.schedule_id WHERE s.name = 'blocker' AND r.status = 'running'"
 # All three due at one instant, 1.5 s from now, while the blocker runs.
@@ -244,7 +229,7 @@ ok "priority: 10, 5, then 1 once the blocker ended" "$(grep '"path": "/slow"' "$
 # `running`, the report stored), then kills it.  The other supervisor
 # takes the report over once the lease has run out, rather than declaring
 # the run lost and sending the job again.
-agent early /report-first
+stub_agent early /report-first
 s_e=$(sched early early '{"sleep_ms": 1500}' '"max_retries": 2, "retry_delay_seconds": 1')
 wait_for 20 "SELECT count(*) = 1 FROM runs WHERE schedule_id = '$s_e' AND status = 'running' AND reported_at IS NOT NULL"
 owner=$(sql "SELECT s.name FROM runs r JOIN supervisors s ON s.id = r.supervisor_id WHERE r.schedule_id = '$s_e'")

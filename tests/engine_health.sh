@@ -16,11 +16,7 @@ set -u
 api_up "$1" "$2" "$3" "$4"
 A=$CV_TOKEN_ALICE_EDITOR
 
-python3 "$here/helpers/stubagent.py" "$tmp/agent.port" "$tmp/agent.log" \
-	>"$work/stubagent.log" 2>&1 &
-extra="$extra $!"
-wait_until 5 test -f "$tmp/agent.port"
-AURL="http://127.0.0.1:$(cat "$tmp/agent.port")"
+stub_agent_up
 
 # A second supervisor on the same database: probes are shared out.
 sed 's/^supervisor_name = .*/supervisor_name = "second"/' "$CV_CONF" >"$tmp/second.conf"
@@ -41,9 +37,6 @@ agent() {
 probes() { c=$(grep -c "\"path\": \"/health/$1\"" "$tmp/agent.log" 2>/dev/null); echo "${c:-0}"; }
 seen() { c=$(grep -c "\"path\": \"$1\", \"headers\"" "$tmp/agent.log" 2>/dev/null); echo "${c:-0}"; }
 healthy() { sql "SELECT coalesce(healthy::text, 'null') FROM agents WHERE agent_id = '$1'"; }
-soon() { python3 -c 'import sys, time, datetime as d
-t = int(time.time() * 1000) + int(sys.argv[1])
-print(d.datetime.fromtimestamp(t // 1000, d.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (t % 1000))' "${1:-1000}"; }
 # sched NAME AGENT [MORE-JSON]: a once schedule of alice's targeting AGENT,
 # due in a second (in $in_ms ms when set); prints its id.
 sched() {

@@ -257,7 +257,7 @@ w.auth_secret,                                       -- secret
 (CASE WHEN w.version IS NULL THEN w.a_schema ELSE w.v_schema END)::text, -- schema
 w.timeout_ms,                                        -- timeout_ms
 w.heartbeat_seconds,                                 -- heartbeat
-coalesce(w.target -> 'params', '{}')::text,          -- params
+(CASE WHEN w.kind = 'job' THEN w.job_params ELSE coalesce(w.target -> 'params', '{}') END)::text, -- params
 cronvisor_time(w.deadline),                          -- deadline
 w.schedule_id,                                       -- schedule
 w.attempt,                                           -- attempt
@@ -276,6 +276,7 @@ WITH v AS MATERIALIZED (
         AS v(run text, token text, env text)),
 w AS MATERIALIZED (
     SELECT v.run, v.token, runs.job_id, runs.attempt, runs.schedule_id,
+           runs.kind, j.params AS job_params,
            s.owner, s.target, s.priority, j.execution_id,
            a.agent_id AS agent, a.enabled, a.auth_type, a.auth_username,
            a.auth_secret, a.heartbeat_seconds, a.endpoint AS a_endpoint,
@@ -303,16 +304,20 @@ w AS MATERIALIZED (
 uj AS (
     UPDATE jobs
     SET agent_id = w.target ->> 'agent', agent_version = w.version,
-        params = coalesce(w.target -> 'params', '{}'), priority = w.priority,
-        enqueued_at = CASE WHEN w.attempt = 0 THEN NULL
+        params = CASE WHEN w.kind = 'job' THEN jobs.params
+                      ELSE coalesce(w.target -> 'params', '{}') END,
+        priority = CASE WHEN w.kind = 'job' THEN jobs.priority
+                        ELSE w.priority END,
+        enqueued_at = CASE WHEN w.attempt = 0 AND w.kind <> 'job' THEN NULL
                            ELSE jobs.enqueued_at END,
         updated_at = now()
     FROM w WHERE jobs.id = w.job_id
-    RETURNING jobs.execution_id, w.attempt),
+    RETURNING jobs.execution_id, w.attempt, w.kind),
 ux AS (
     UPDATE executions x
     SET jobs_enqueued = greatest(x.jobs_enqueued - 1, 0)
-    FROM uj WHERE x.id = uj.execution_id AND uj.attempt = 0),
+    FROM uj WHERE x.id = uj.execution_id AND uj.attempt = 0
+      AND uj.kind <> 'job'),
 ur AS (
     UPDATE runs
     SET callback_hash = sha256(convert_to(w.token, 'UTF8')),
@@ -332,7 +337,9 @@ r.report::text,                                        -- report
 r.deadline_at <= now(),                                -- past_deadline
 r.heartbeat_seconds,                                   -- heartbeat
 r.http_status,                                         -- http
-(extract(epoch FROM now() - r.started_at) * 1e6)::bigint  -- duration_us
+greatest((extract(epoch FROM now() - r.started_at) * 1e6)::bigint, 0), -- duration_us
+r.kind,                                                -- kind
+coalesce((SELECT spent FROM jobs WHERE id = r.job_id), 0) -- spent
 
 -- name: claim_reports
 -- Agent attempts waiting for their report (status waiting, no lease)
@@ -372,3 +379,102 @@ SELECT max_concurrent_requests,
        coalesce(health_error, 'its health probe failed')
 FROM agents
 WHERE owner = $1 AND agent_id = $2;
+
+-- columns: claim_job
+ins.id,                                                -- id
+ins.schedule_id,                                       -- schedule
+s.name,                                                -- name
+floor(extract(epoch FROM ins.slot_at))::bigint,        -- slot
+ins.repeat_number,                                     -- repeat
+ins.attempt,                                           -- attempt
+(extract(epoch FROM ins.started_at) * 1e6)::bigint,    -- start_us
+coalesce(s.target ->> 'environment', 'production'),    -- env
+s.owner,                                               -- owner
+coalesce((SELECT spent FROM jobs WHERE id = ins.job_id), 0) -- spent
+
+-- name: claim_jobs
+-- Fan-out jobs whose time came (ready_at by $2, epoch seconds: the
+-- claim's horizon, claim_ahead_ms ahead), $3 at most, the earliest first
+-- (then the higher priority, then the order of their values), each
+-- started as an attempt (kind job, under lease $1, its id the fanout
+-- attempt's with -j<seq>-rc<attempt>).  Within the limits every
+-- supervisor shares, counted from the runs in flight: $4 agent requests
+-- in all (max_concurrent_requests), each agent's own, $5 runs of one
+-- owner (owner_max_running); an agent whose jobs wait while it is
+-- unhealthy gets none.  A job whose schedule is being deleted is left to
+-- claim_jobs_drop.  The candidates are locked first (SKIP LOCKED: a peer
+-- takes others), four times as many as may go, so that one agent or owner
+-- at its limit does not starve the others in the batch.
+WITH c AS MATERIALIZED (
+    SELECT j.id FROM jobs j
+    WHERE j.status = 'pending' AND j.ready_at <= to_timestamp($2::float8)
+    ORDER BY j.ready_at
+    LIMIT 4 * $3::int
+    FOR UPDATE SKIP LOCKED),
+busy AS MATERIALIZED (
+    SELECT s.owner AS b_owner, j.agent_id AS b_agent, count(*) AS b_n
+    FROM runs r JOIN jobs j ON j.id = r.job_id
+    JOIN schedules s ON s.id = r.schedule_id
+    WHERE r.status = 'running' AND j.agent_id IS NOT NULL
+    GROUP BY s.owner, j.agent_id),
+owners AS MATERIALIZED (
+    SELECT s.owner AS o_owner, count(*) AS o_n
+    FROM runs r JOIN schedules s ON s.id = r.schedule_id
+    WHERE r.status = 'running'
+    GROUP BY s.owner),
+k AS (
+    SELECT j.id, j.seq, j.attempts, j.ready_at, j.priority, x.slot_at,
+           x.run_id AS xrun, f.repeat_number, j.schedule_id,
+           row_number() OVER (PARTITION BY s.owner, j.agent_id
+                              ORDER BY j.ready_at, j.priority DESC, j.seq)
+               - CASE WHEN a.max_concurrent_requests > 0
+                      THEN a.max_concurrent_requests - coalesce(b.b_n, 0)
+                      ELSE $3::int END AS over_agent,
+           row_number() OVER (PARTITION BY s.owner
+                              ORDER BY j.ready_at, j.priority DESC, j.seq)
+               - ($5::bigint - coalesce(o.o_n, 0)) AS over_owner
+    FROM c JOIN jobs j ON j.id = c.id
+    JOIN executions x ON x.id = j.execution_id
+    JOIN runs f ON f.id = x.run_id
+    JOIN schedules s ON s.id = j.schedule_id
+    LEFT JOIN agents a ON a.owner = s.owner AND a.agent_id = j.agent_id
+    LEFT JOIN busy b ON b.b_owner = s.owner AND b.b_agent = j.agent_id
+    LEFT JOIN owners o ON o.o_owner = s.owner
+    WHERE s.deleted_at IS NULL
+      AND NOT coalesce(a.enabled AND a.health_url IS NOT NULL
+                       AND a.healthy IS FALSE AND a.when_unhealthy = 'wait',
+                       false)),
+pick AS (
+    SELECT * FROM k
+    WHERE over_agent <= 0 AND over_owner <= 0
+    ORDER BY ready_at, priority DESC, seq
+    LIMIT greatest(0, least($3::bigint,
+                            $4::bigint - (SELECT coalesce(sum(b_n), 0)
+                                          FROM busy)))),
+ins AS (
+    INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at,
+                      status, supervisor_id, started_at, kind, job_id)
+    SELECT regexp_replace(p.xrun, '-rc[0-9]+$', '') || '-j' || p.seq
+               || '-rc' || p.attempts,
+           p.schedule_id, p.repeat_number, p.attempts, p.slot_at, 'running',
+           $1::bigint, greatest(now(), p.ready_at), 'job', p.id
+    FROM pick p
+    ON CONFLICT DO NOTHING
+    RETURNING *)
+SELECT {{claim_job}}
+FROM ins JOIN schedules s ON s.id = ins.schedule_id;
+
+-- name: claim_jobs_drop
+-- The pending jobs of schedules being deleted (deleted_at set) fail, so
+-- that their executions end and the fanout attempts that wait for them
+-- let the schedules go.  Returns their executions and the jobs (failed),
+-- to settle (fanout_settle).
+UPDATE jobs j
+SET status = 'failed', ready_at = NULL, finished_at = now(),
+    updated_at = now(),
+    error = '{"message": "its schedule was deleted", "retryable": false}'
+FROM schedules s JOIN executions x ON x.schedule_id = s.id
+WHERE s.deleted_at IS NOT NULL AND x.status = 'running'
+  AND j.execution_id = x.id AND j.status = 'pending'
+  AND j.ready_at IS NOT NULL
+RETURNING j.execution_id, j.id, true;

@@ -22,7 +22,8 @@ SET enable_seqscan = off; SET enable_bitmapscan = off;
 -- The earliest next_run_at, $1 ms (claim_ahead_ms) earlier when nothing
 -- of that schedule is in flight (claim.c claims it ahead only then), or
 -- the earliest time an agent attempt waiting for its report expires (or
--- its report came: claim_reports), in epoch ms; and whether trigger-now
+-- its report came: claim_reports), or the earliest a fan-out job may
+-- start, $1 ms earlier (claim_jobs), in epoch ms; and whether trigger-now
 -- requests wait.  A schedule whose agent has no request to spare ($2 the
 -- global max_concurrent_requests) is not due: the end of a request
 -- brings the claim that takes it.
@@ -40,5 +41,14 @@ SELECT least(
             ORDER BY next_run_at LIMIT 1),
            (SELECT ceil(extract(epoch FROM expires_at) * 1000)::bigint
             FROM runs WHERE status = 'waiting'
-            ORDER BY expires_at LIMIT 1)),
+            ORDER BY expires_at LIMIT 1),
+           (SELECT ceil(extract(epoch FROM j.ready_at) * 1000)::bigint - $1
+            FROM jobs j
+            WHERE j.status = 'pending' AND j.ready_at IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM blocked WHERE b_owner IS NULL)
+              AND NOT EXISTS (
+                  SELECT 1 FROM schedules s JOIN blocked b
+                      ON b.b_owner = s.owner AND b.b_agent = j.agent_id
+                  WHERE s.id = j.schedule_id)
+            ORDER BY j.ready_at LIMIT 1)),
        EXISTS (SELECT 1 FROM triggers);

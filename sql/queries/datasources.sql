@@ -61,6 +61,14 @@ DELETE FROM data_sources WHERE name = $1 RETURNING 1;
 -- The preview's transaction: one snapshot, read only.
 BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
 
+-- name: datasources_savepoint
+-- The check of a schedule being saved, in its transaction.
+SAVEPOINT cronvisor_source;
+
+-- name: datasources_back
+-- And its end: the role and the time limit go with it.
+ROLLBACK TO SAVEPOINT cronvisor_source;
+
 -- name: datasources_as_reader
 -- Within it, the read-only role $1 and a time limit of $2 ms.
 SELECT set_config('role', $1, true), set_config('statement_timeout', $2, true);

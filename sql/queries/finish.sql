@@ -142,86 +142,66 @@ WHERE id = $1;
 -- when none; and the retries of other slots that wait (retries rows) or
 -- run (the run just recorded is no longer `running`).
 SELECT (SELECT floor(extract(epoch FROM max(slot_at)))::bigint
-        FROM runs WHERE schedule_id = $1 AND NOT triggered),
+        FROM runs WHERE schedule_id = $1 AND NOT triggered
+          AND kind <> 'job'),
        (SELECT count(*) FROM retries WHERE schedule_id = $1)
        + (SELECT count(*) FROM runs
           WHERE schedule_id = $1 AND status = 'running' AND attempt > 0
-            AND NOT triggered);
+            AND NOT triggered AND kind <> 'job');
 
 -- name: finish_jobs
--- The jobs of the runs $1 (a JSON array of run ids) ended by this
--- transaction, after their schedules moved on: a job whose run succeeded
--- is completed; one whose slot has a retry queued (a retries row) waits
--- for it, pending; any other failed, with the run's error.  Then each
--- execution of those jobs that has none left pending or running ends:
--- success when every job completed, failed when none did, partial
--- otherwise; the errors of its failed jobs are added to its errors.
-WITH r AS MATERIALIZED (
+-- The jobs of runs ended by this transaction, $1 a JSON array of {id}
+-- (a slot's attempt, after its schedule moved on) or {id, again, delay,
+-- spent} (a fan-out job's attempt, with what follows: fanout_next()).  A
+-- job whose run succeeded is completed with its result; one that goes
+-- again waits, pending (a slot's when a retry of its slot is queued, a
+-- retries row; a fan-out job's when again, ready after delay ms, with the
+-- failures it has counted); any other failed, with the run's error.
+-- Returns each job's execution, the job and whether it failed, for
+-- cronvisor_execution_settle() (fanout_settle), which ends the executions
+-- that have no job left pending or running.
+WITH v AS MATERIALIZED (
+    SELECT * FROM json_to_recordset($1::json)
+        AS v(id text, again boolean, delay bigint, spent integer)),
+r AS MATERIALIZED (
     SELECT runs.job_id, runs.status, runs.error, runs.http_status,
            runs.exit_code, runs.finished_at, runs.result,
-           NOT runs.triggered AND EXISTS (
+           runs.kind = 'job' AS fan, v.delay, v.spent,
+           coalesce(v.again, runs.kind = 'slot' AND NOT runs.triggered
+                             AND EXISTS (
                SELECT 1 FROM retries q
                WHERE q.schedule_id = runs.schedule_id
-                 AND q.slot_at = runs.slot_at) AS again
-    FROM runs
-    WHERE runs.id IN (SELECT value FROM json_array_elements_text($1::json))
-      AND runs.job_id IS NOT NULL
-      AND runs.status NOT IN ('running', 'waiting')),
-j AS (
-    UPDATE jobs
-    SET status = CASE WHEN r.status = 'succeeded' THEN 'completed'
-                      WHEN r.again THEN 'pending' ELSE 'failed' END,
-        result = CASE WHEN r.status = 'succeeded'
-                      THEN coalesce(r.result, jsonb_strip_nulls(
-                               jsonb_build_object(
-                                   'exit_code', r.exit_code,
-                                   'http_status', r.http_status)))
-                      ELSE jobs.result END,
-        enqueued_at = CASE WHEN r.status = 'succeeded'
-                           THEN coalesce(jobs.enqueued_at, now())
-                           ELSE jobs.enqueued_at END,
-        error = CASE WHEN r.status = 'succeeded' THEN NULL
-                     ELSE jsonb_build_object(
-                              'message', coalesce(r.error, r.status),
-                              'retryable', r.again) END,
-        finished_at = CASE WHEN r.again AND r.status <> 'succeeded' THEN NULL
-                           ELSE r.finished_at END,
-        updated_at = now()
-    FROM r
-    WHERE jobs.id = r.job_id
-    RETURNING jobs.id, jobs.execution_id, jobs.status, jobs.error,
-              jobs.finished_at, jobs.enqueued_at IS NOT NULL AS enqueued),
-c AS (
-    -- The other jobs of those executions, as they are, with these as
-    -- they are now.
-    SELECT o.execution_id, o.status, NULL::jsonb AS error,
-           NULL::timestamptz AS at, o.enqueued_at IS NOT NULL AS enqueued
-    FROM jobs o
-    WHERE o.execution_id IN (SELECT execution_id FROM j)
-      AND o.id NOT IN (SELECT id FROM j)
-    UNION ALL
-    SELECT execution_id, status, CASE WHEN status = 'failed' THEN error END,
-           finished_at, enqueued
-    FROM j),
-t AS (
-    SELECT execution_id,
-           count(*) FILTER (WHERE status IN ('pending', 'running')) AS open,
-           count(*) FILTER (WHERE status = 'completed') AS ok,
-           count(*) FILTER (WHERE status = 'failed') AS bad,
-           count(*) FILTER (WHERE enqueued) AS enq,
-           coalesce(jsonb_agg(jsonb_build_object('message', error -> 'message',
-                                                 'at', cronvisor_time(at)))
-                    FILTER (WHERE error IS NOT NULL), '[]') AS errors
-    FROM c GROUP BY execution_id)
-UPDATE executions x
-SET status = CASE WHEN t.open > 0 THEN 'running'
-                  WHEN t.bad = 0 THEN 'success'
-                  WHEN t.ok = 0 THEN 'failed' ELSE 'partial' END,
-    errors = x.errors || t.errors, jobs_enqueued = t.enq,
-    finished_at = CASE WHEN t.open > 0 THEN NULL ELSE now() END,
+                 AND q.slot_at = runs.slot_at)) AS again
+    FROM v JOIN runs ON runs.id = v.id
+    WHERE runs.job_id IS NOT NULL
+      AND runs.status NOT IN ('running', 'waiting'))
+UPDATE jobs
+SET status = CASE WHEN r.status = 'succeeded' THEN 'completed'
+                  WHEN r.again THEN 'pending' ELSE 'failed' END,
+    ready_at = CASE WHEN r.fan AND r.status <> 'succeeded' AND r.again
+                    THEN now() + make_interval(secs => r.delay / 1000.0)
+                    ELSE jobs.ready_at END,
+    attempts = jobs.attempts + r.fan::int,
+    spent = coalesce(r.spent, jobs.spent),
+    result = CASE WHEN r.status = 'succeeded'
+                  THEN coalesce(r.result, jsonb_strip_nulls(
+                           jsonb_build_object(
+                               'exit_code', r.exit_code,
+                               'http_status', r.http_status)))
+                  ELSE jobs.result END,
+    enqueued_at = CASE WHEN r.status = 'succeeded'
+                       THEN coalesce(jobs.enqueued_at, now())
+                       ELSE jobs.enqueued_at END,
+    error = CASE WHEN r.status = 'succeeded' THEN NULL
+                 ELSE jsonb_build_object(
+                          'message', coalesce(r.error, r.status),
+                          'retryable', r.again) END,
+    finished_at = CASE WHEN r.again AND r.status <> 'succeeded' THEN NULL
+                       ELSE r.finished_at END,
     updated_at = now()
-FROM t
-WHERE x.id = t.execution_id;
+FROM r
+WHERE jobs.id = r.job_id
+RETURNING jobs.execution_id, jobs.id, jobs.status = 'failed';
 
 -- name: finish_waiting
 -- Attempts under lease $1 that their agents accepted (202), $2 a JSON

@@ -29,7 +29,9 @@ r.attempt,                                     -- attempt
 floor(extract(epoch FROM r.slot_at))::bigint,  -- slot
 r.supervisor_id,                               -- lease
 s.name,                                        -- supervisor
-r.triggered                                    -- triggered
+r.triggered,                                   -- triggered
+r.kind,                                        -- kind
+coalesce((SELECT spent FROM jobs WHERE id = r.job_id), 0) -- spent
 
 -- name: peer_reported
 -- Runs in flight of supervisors other than $1 that stopped or whose

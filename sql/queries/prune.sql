@@ -6,7 +6,8 @@
 
 -- name: prune_runs
 -- Every noted schedule ($1, a JSON array of ids) in one statement: up to
--- 1000 finished runs of each, older than its newest history_limit runs,
+-- 1000 finished runs of each (not one in flight or waiting for an agent's
+-- report or a fan-out's jobs), older than its newest history_limit runs,
 -- and as many ended executions, older than its newest history_limit.
 -- Returns the schedules that had that many to delete (more may be left
 -- for the next heartbeat).
@@ -25,7 +26,8 @@ gone AS (
             OFFSET s.history_limit LIMIT 1) e
         CROSS JOIN LATERAL (
             SELECT r.id FROM runs r
-            WHERE r.schedule_id = n.sid AND r.status <> 'running'
+            WHERE r.schedule_id = n.sid
+              AND r.status NOT IN ('running', 'waiting')
               AND (r.created_at, r.id) <= (e.created_at, e.id)
             LIMIT 1000) x)
     RETURNING schedule_id),

@@ -26,6 +26,8 @@ the path:
   /limited       429 with Retry-After: params.retry_after (seconds), once per
                  job, then 200
   /bad           400 {"error": "bad params"}
+  /half          400 when params[params.half_of] (default tickerId) ends in
+                 an odd digit, else 200 (a fan-out whose odd items fail)
   /slow          sleeps params.sleep_ms, then 200
   /redirect      302 to params.location
   /health        200;  /unhealthy  500
@@ -185,6 +187,12 @@ class Agent(BaseHTTPRequestHandler):
                 self.reply(200, ok)
         elif path == "/bad":
             self.reply(400, b'{"error": "bad params"}')
+        elif path == "/half":
+            v = str(params.get(params.get("half_of", "tickerId"), ""))
+            if v[-1:].isdigit() and int(v[-1]) % 2 == 1:
+                self.reply(400, b'{"error": "odd values fail"}')
+            else:
+                self.reply(200, ok)
         elif path == "/slow":
             time.sleep(params.get("sleep_ms", 5000) / 1000.0)
             self.reply(200, ok)

@@ -1,0 +1,165 @@
+#!/bin/sh
+# engine_fanout.sh: fan-out over the rows of a table (docs/orchestration.md,
+# "Fan-out"), end to end: schedules made through nginx, the real cronvisord
+# expanding their data-source param when the slot fires and sending one
+# request per value to a stub agent (tests/helpers/stubagent.py) in batches
+# with a stagger.  Counted by what the agent saw (its request log, with the
+# time of each request to the microsecond): every value once, with the
+# schedule's other params; no batch before its planned start (the firing
+# plus k × staggerDelay), to the millisecond; 202s completed by reports;
+# an agent that fails half the items (partial, their errors recorded); one
+# that fails them all (failed, the schedule dead); job-level retries; a
+# table dropped, a registration deleted and a table over the row limit
+# between save and fire (the execution's error, nothing sent); no values
+# (success, no job); a kill -9 of the supervisor between two batches of a
+# fan-out (the plan kept: the rest go at their planned times, none twice,
+# none lost); and the execution's record (jobs created and enqueued, the
+# expansion's metadata).
+# Usage: engine_fanout.sh CRONVISORD CRONVISOR_API CRONVISORCTL CONNINFO-FILE
+set -u
+CV_HARNESS_CONF="datasource_row_limit = 30"
+export CV_HARNESS_CONF
+. "$(dirname "$0")/api-lib.sh"
+api_up "$1" "$2" "$3" "$4"
+A=$CV_TOKEN_ALICE_EDITOR
+ADM=$CV_TOKEN_ADMIN
+
+stub_agent_up
+
+# 14 tickers T01..T14 (the odd ones enabled), a table of 40 (over the row
+# limit) and one that will be dropped.
+sql "CREATE TABLE ticker (id text PRIMARY KEY, enabled boolean, price numeric);
+     INSERT INTO ticker SELECT 'T' || lpad(g::text, 2, '0'), g % 2 = 1, g * 1.5
+     FROM generate_series(1, 14) g;
+     CREATE TABLE big (id int PRIMARY KEY);
+     INSERT INTO big SELECT generate_series(1, 40);
+     CREATE TABLE doomed (id text PRIMARY KEY);
+     INSERT INTO doomed VALUES ('D1'), ('D2');
+     GRANT SELECT ON ticker, big, doomed TO cronvisor_reader" >/dev/null
+for reg in '{"name": "ticker", "relation": "ticker", "key": "id", "columns": ["id", "enabled", "price"]}' \
+	'{"name": "big", "relation": "big", "key": "id", "columns": ["id"]}' \
+	'{"name": "doomed", "relation": "doomed", "key": "id", "columns": ["id"]}' \
+	'{"name": "gone", "relation": "doomed", "key": "id", "columns": ["id"]}'; do
+	send POST /data-sources "$ADM" "$reg"
+	[ "$code" = 201 ] || echo "register: $code $resp" >&2
+done
+
+# sched NAME AGENT PARAMS [MORE-JSON]: a once schedule of alice's, due soon;
+# prints its id.
+sched() {
+	send POST /schedules "$A" "{\"name\": \"$1\", \"at\": \"$(soon 1500)\", \"target\": {\"type\": \"agent\", \"agent\": \"$2\", \"params\": $3}${4:+, $4}}"
+	[ "$code" = 201 ] || echo "schedule $1: $code $resp" >&2
+	j .id
+}
+# reqs PATH SCHEDULE: the requests the agent got on PATH for SCHEDULE's
+# jobs, one JSON line each.
+reqs() { jq -c "select(.path == \"$1\" and .body.scheduleId == \"$2\")" "$tmp/agent.log" 2>/dev/null; }
+# xstate SCHEDULE: the schedule's status, its execution's status, jobs
+# created and enqueued.
+xstate() { sql "SELECT s.status || ' ' || x.status || ' ' || x.jobs_created || ' ' || x.jobs_enqueued FROM schedules s JOIN executions x ON x.schedule_id = s.id WHERE s.id = '$1' ORDER BY x.created_at DESC LIMIT 1"; }
+# early SCHEDULE PATH: "lateness-ok" when no request came before its
+# batch's planned start (the firing plus batch × stagger, ms) and none
+# later than 1.5 s after it, else the offenders.
+early() {
+	reqs "$2" "$1" | jq -r '[.headers["X-Job-Id"], (.at * 1000 | floor | tostring)] | join(" ")' >"$tmp/at.$1"
+	sql "SELECT j.id || ' ' || floor(extract(epoch FROM f.started_at) * 1000 + j.batch * (x.metadata -> 'fanout' ->> 'stagger_ms')::bigint)::bigint FROM jobs j JOIN executions x ON x.id = j.execution_id JOIN runs f ON f.id = x.run_id WHERE j.schedule_id = '$1'" >"$tmp/plan.$1"
+	awk 'NR == FNR { plan[$1] = $2; next }
+	     { d = $2 - plan[$1]; if (!($1 in plan) || d < 0 || d > 1500) bad = bad " " $1 ":" d }
+	     END { print bad == "" ? "lateness-ok" : "bad" bad }' "$tmp/plan.$1" "$tmp/at.$1"
+}
+
+# --- 14 values, batches of 4, 500 ms apart ------------------------------------------
+stub_agent fan /ok
+s1=$(sched fan fan '{"tickerId": "db:ticker:all:id?batchSize=4&staggerDelay=500", "flag": true}' '"max_retries": 0')
+wait_for 30 "SELECT status = 'done' FROM schedules WHERE id = '$s1'"
+ok "fan: done, success, 14 created, 14 enqueued" "$(xstate "$s1")" "done success 14 14"
+ok "fan: the agent saw each value once" "$(reqs /ok "$s1" | jq -r '.body.params.tickerId' | sort | uniq -c | awk '$1 == 1' | wc -l)" 14
+ok "fan: fourteen requests in all" "$(reqs /ok "$s1" | wc -l)" 14
+ok "fan: the other params go with each value" "$(reqs /ok "$s1" | jq -r '.body.params.flag' | sort -u)" true
+ok "fan: 4 batches of 4, 4, 4, 2" "$(sql "SELECT string_agg(n::text, ',' ORDER BY batch) FROM (SELECT batch, count(*) n FROM jobs WHERE schedule_id = '$s1' GROUP BY batch) b")" "4,4,4,2"
+ok "fan: batch k ready k × 500 ms after the firing, to the ms" "$(sql "SELECT bool_and(extract(epoch FROM j.ready_at - f.started_at) * 1000 = j.batch * 500) FROM jobs j JOIN executions x ON x.id = j.execution_id JOIN runs f ON f.id = x.run_id WHERE j.schedule_id = '$s1'")" t
+ok "fan: no request before its batch's start, none 1.5 s late" "$(early "$s1" /ok)" lateness-ok
+reqs /ok "$s1" | jq -r '.headers["X-Job-Id"]' >"$tmp/order"
+sql "SELECT id || ' ' || batch FROM jobs WHERE schedule_id = '$s1'" >"$tmp/batches"
+ok "fan: the batches' requests come batch after batch" "$(awk 'NR == FNR { b[$1] = $2; next } { print b[$1] }' "$tmp/batches" "$tmp/order" | tr '\n' ' ')" "0 0 0 0 1 1 1 1 2 2 2 2 3 3 "
+ok "fan: the firing's attempt is the fan-out's, succeeded" "$(sql "SELECT kind || ' ' || status || ' ' || (output::jsonb ->> 'status') || ' ' || (output::jsonb ->> 'completed') || ' ' || (output::jsonb ->> 'expansion') FROM runs WHERE schedule_id = '$s1' AND kind <> 'job'")" "fanout succeeded success 14 tickerId expanded to 14 values in 4 batches of 4, 500 ms apart"
+ok "fan: 14 job attempts, succeeded" "$(sql "SELECT count(*) || ' ' || string_agg(DISTINCT status, ',') FROM runs WHERE schedule_id = '$s1' AND kind = 'job'")" "14 succeeded"
+ok "fan: a job attempt's id names its value's place" "$(sql "SELECT count(*) FROM runs r JOIN jobs j ON j.id = r.job_id WHERE r.schedule_id = '$s1' AND r.id = 'sched-' || left('$s1', 8) || '-n0-j' || j.seq || '-rc0'")" 14
+x1=$(sql "SELECT id FROM executions WHERE schedule_id = '$s1'")
+call GET "/executions/$x1" "$A"
+ok "fan: the execution's metadata" "$(j '.metadata.fanout | [.param, .table, .field, .values, .batches, .batch_size, .stagger_ms] | map(tostring) | join(",")')" "tickerId,ticker,id,14,4,4,500"
+ok "fan: the execution's counts" "$(j '[.jobs.completed, .jobs.failed] | map(tostring) | join(",")')" "14,0"
+call GET "/executions/$x1/jobs?limit=100" "$A"
+ok "fan: each job has its value as its param" "$(j '[.jobs[] | .params.tickerId == .item] | all')" true
+
+# --- a filter, and 202s completed by reports --------------------------------------
+stub_agent later /async
+s2=$(sched later later '{"tickerId": "db:ticker:all:id?enabled=true&batchSize=3&staggerDelay=0", "delay_ms": 100}' '"max_retries": 0')
+wait_for 30 "SELECT status = 'done' FROM schedules WHERE id = '$s2'"
+ok "202: the 7 enabled values, reported, success" "$(xstate "$s2")" "done success 7 7"
+ok "202: the agent saw the odd ones only" "$(reqs /async "$s2" | jq -r '.body.params.tickerId' | sort | tr '\n' ' ')" "T01 T03 T05 T07 T09 T11 T13 "
+ok "202: each job completed with its report's result" "$(sql "SELECT count(*) FROM jobs WHERE schedule_id = '$s2' AND status = 'completed' AND (result ->> 'done')::boolean")" 7
+
+# --- half the items fail: partial, with their errors ----------------------------
+stub_agent half /half
+s3=$(sched half half '{"tickerId": "db:ticker:all:id?batchSize=10&staggerDelay=0"}' '"max_retries": 0')
+wait_for 30 "SELECT status = 'done' FROM schedules WHERE id = '$s3'"
+ok "half: partial, the schedule goes on (done)" "$(xstate "$s3")" "done partial 14 7"
+ok "half: 7 completed, 7 failed" "$(sql "SELECT string_agg(status || ':' || n, ' ' ORDER BY status) FROM (SELECT status, count(*) n FROM jobs WHERE schedule_id = '$s3' GROUP BY status) q")" "completed:7 failed:7"
+ok "half: the execution records the 7 errors, by job" "$(sql "SELECT jsonb_array_length(errors) || ' ' || bool_and(e ->> 'job_id' IS NOT NULL) FROM executions, jsonb_array_elements(errors) e WHERE schedule_id = '$s3' GROUP BY errors")" "7 true"
+ok "half: a 400 is final (one request per value)" "$(reqs /half "$s3" | wc -l)" 14
+
+# --- all fail: failed, and the schedule dead ------------------------------------
+stub_agent nope /bad
+s4=$(sched nope nope '{"tickerId": "db:ticker:all:id?filter={\"enabled\":true}&batchSize=10&staggerDelay=0"}' '"max_retries": 2, "retry_delay_seconds": 1')
+wait_for 30 "SELECT status = 'dead' FROM schedules WHERE id = '$s4'"
+ok "all fail: failed, the schedule dead" "$(xstate "$s4")" "dead failed 7 0"
+ok "all fail: each value sent once (400 is final)" "$(reqs /bad "$s4" | wc -l)" 7
+ok "all fail: the schedule says why" "$(sql "SELECT last_error FROM schedules WHERE id = '$s4'")" "every job of the execution failed (7)"
+
+# --- job retries: 503 once, then 200 ----------------------------------------------
+stub_agent flaky /flaky
+s5=$(sched flaky flaky '{"tickerId": "db:ticker:T03:id", "fail_times": 1}' '"max_retries": 2, "retry_delay_seconds": 1, "backoff": "fixed"')
+wait_for 30 "SELECT status = 'done' FROM schedules WHERE id = '$s5'"
+ok "retry: one value (the key filter), success" "$(xstate "$s5")" "done success 1 1"
+ok "retry: two attempts of the job" "$(sql "SELECT string_agg(status, ',' ORDER BY attempt) FROM runs WHERE schedule_id = '$s5' AND kind = 'job'")" "failed,succeeded"
+ok "retry: the second a second after the first" "$(sql "SELECT extract(epoch FROM b.started_at - a.finished_at) BETWEEN 0.99 AND 2.5 FROM runs a, runs b WHERE a.schedule_id = '$s5' AND b.schedule_id = a.schedule_id AND a.kind = 'job' AND b.kind = 'job' AND a.attempt = 0 AND b.attempt = 1")" t
+ok "retry: the agent saw X-Attempt 1 then 2" "$(reqs /flaky "$s5" | jq -r '.headers["X-Attempt"]' | tr '\n' ' ')" "1 2 "
+
+# --- no values: success, no job ------------------------------------------------------
+s6=$(sched none fan '{"tickerId": "db:ticker:NOPE:id"}' '"max_retries": 0')
+wait_for 30 "SELECT status = 'done' FROM schedules WHERE id = '$s6'"
+ok "none: success with no job" "$(xstate "$s6")" "done success 0 0"
+
+# --- between save and fire: a table dropped, a registration deleted, too many rows -----
+before=$(wc -l <"$tmp/agent.log")
+s7=$(sched dropped fan '{"tickerId": "db:doomed:all:id"}' '"max_retries": 3')
+s8=$(sched unreg fan '{"tickerId": "db:gone:all:id"}' '"max_retries": 3')
+sql "DROP TABLE doomed" >/dev/null
+call DELETE /data-sources/gone "$ADM"
+s9=$(sched big fan '{"tickerId": "db:big:all:id"}' '"max_retries": 3')
+wait_for 30 "SELECT count(*) = 3 FROM schedules WHERE id IN ('$s7', '$s8', '$s9') AND status = 'dead'"
+ok "dropped: failed, dead at once (not retryable)" "$(xstate "$s7")" "dead failed 0 0"
+ok "dropped: the execution's error says why" "$(sql "SELECT errors -> 0 ->> 'message' FROM executions WHERE schedule_id = '$s7'" | grep -c 'target.params.tickerId: the query of doomed failed: .*doomed.* does not exist')" 1
+ok "unregistered: failed, not registered" "$(sql "SELECT x.status || ' ' || (x.errors -> 0 ->> 'message') FROM executions x WHERE schedule_id = '$s8'")" 'failed target.params.tickerId: table "gone" is not registered'
+ok "over the limit: failed, says the limit" "$(sql "SELECT x.status || ' ' || (x.errors -> 0 ->> 'message') FROM executions x WHERE schedule_id = '$s9'")" "failed target.params.tickerId: big has more than 30 values (datasource_row_limit)"
+ok "between save and fire: one attempt each" "$(sql "SELECT count(*) FROM runs WHERE schedule_id IN ('$s7', '$s8', '$s9')")" 3
+ok "between save and fire: nothing sent" "$(($(wc -l <"$tmp/agent.log") - before))" 0
+
+# --- kill -9 between two batches --------------------------------------------------
+s10=$(sched killed fan '{"tickerId": "db:ticker:all:id?batchSize=5&staggerDelay=1500"}' '"max_retries": 0')
+wait_for 30 "SELECT count(*) = 5 FROM jobs WHERE schedule_id = '$s10' AND status = 'completed'"
+# batch 1 is due 1.5 s after the firing: the kill comes before it
+ok "kill -9: between batches (5 done, 9 pending)" "$(sql "SELECT count(*) FILTER (WHERE status = 'completed') || ' ' || count(*) FILTER (WHERE status = 'pending' AND ready_at > now()) FROM jobs WHERE schedule_id = '$s10'")" "5 9"
+kill -9 "$CV_SUPERVISOR_PID"
+wait_gone 10 "$CV_SUPERVISOR_PID"
+"$CRONVISORD" -f "$CV_CONF" </dev/null >>"$work/cvd.log" 2>&1 &
+sv1=$!
+extra="$extra $sv1"
+wait_for 30 "SELECT status = 'done' FROM schedules WHERE id = '$s10'"
+ok "kill -9: success, all 14" "$(xstate "$s10")" "done success 14 14"
+ok "kill -9: each value seen once" "$(reqs /ok "$s10" | jq -r '.body.params.tickerId' | sort | uniq -c | awk '$1 == 1' | wc -l) $(reqs /ok "$s10" | wc -l)" "14 14"
+ok "kill -9: none before its planned time" "$(early "$s10" /ok)" lateness-ok
+
+api_finish
+summary engine_fanout
