@@ -114,11 +114,15 @@ wait_api() {
 # at_in SECONDS: an RFC 3339 instant SECONDS from now, in UTC.
 at_in() { date -u -d "@$(($(date +%s) + $1))" +%Y-%m-%dT%H:%M:%SZ; }
 
-# soon [MS]: an instant MS (1000) ms from now, to the millisecond (now
-# itself may be past by the time the API reads it, on a loaded machine).
-soon() { python3 -c 'import sys, time, datetime as d
-t = int(time.time() * 1000) + int(sys.argv[1])
-print(d.datetime.fromtimestamp(t // 1000, d.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (t % 1000))' "${1:-1000}"; }
+# soon [MS]: the RFC 3339 instant MS (1000) ms from now, to the millisecond,
+# in UTC (now itself may be past by the time the API reads it, on a loaded
+# machine).  date, not python3, whose start alone takes up to a second on
+# some machines (a pyenv shim): several seconds over a test.
+soon() {
+	s_ms=$(($(date +%s%3N) + ${1:-1000}))
+	date -u -d "@$((s_ms / 1000)).$(printf %03d $((s_ms % 1000)))" \
+		+%Y-%m-%dT%H:%M:%S.%3NZ
+}
 
 # stub_agent_up: starts tests/helpers/stubagent.py (its request log in
 # $tmp/agent.log) and sets AURL to its address.
