@@ -57,6 +57,10 @@ ok "GET health: healthy, one probe, 200, latency, checked_at with its time" \
 	"true 1 true 200 number true"
 ok "GET agent: healthy, no error" "$(call GET /agents/hp "$A"; j '[.healthy, .health_error] | map(tostring) | join(" ")')" "true null"
 
+# --- not probed: disabled, no health URL (made now, checked near the end) ------------
+agent hd /ok "{\"url\": \"$AURL/health/hd\", \"interval_seconds\": 5}" '"enabled": false'
+send POST /agents "$A" "{\"agent_id\": \"hn\", \"name\": \"hn\", \"endpoint\": \"$AURL/ok\"}"
+
 # --- a failed probe: unhealthy, the error kept ---------------------------------------
 health_of hp 503
 wait_for 12 "SELECT healthy IS FALSE FROM agents WHERE agent_id = 'hp'"
@@ -67,6 +71,11 @@ ok "503: the probe's error and status kept, newest first" \
 	"false 503 true true"
 ok "503: the agent says why" "$(call GET /agents/hp "$A"; j '.health_error | test("503")')" true
 ok "logs: no agent secret" "$(cat "$work"/*.log | grep -c tok-hp)" 0
+
+# The window in which the probes of hp are counted (two supervisors, below)
+# opens here: the tests in between change what its probes answer, not when
+# they come.
+win0=$(date +%s.%N)
 
 # --- its jobs wait, due, while it is unhealthy ----------------------------------------
 s_w=$(sched waits hp)
@@ -116,18 +125,16 @@ wait_for 10 "SELECT status = 'done' FROM schedules WHERE id = '$s_g'"
 ok "go: sent although unhealthy" "$(healthy hg) $(seen /text) $(sql "SELECT status FROM schedules WHERE id = '$s_g'")" "false 1 done"
 
 # --- one supervisor of two probes each agent per interval -----------------------------
-n0=$(probes hp)
-sleep 11
-n1=$(probes hp)
-ok "two supervisors: 2 or 3 probes of a 5 s agent in 11 s, not 4 or more ($((n1 - n0)))" \
-	"$(test $((n1 - n0)) -ge 2 && test $((n1 - n0)) -le 3 && echo yes)" yes
+# The probes of hp in the 11 s from win0 (by the stub's clock), once they
+# have passed.
+sleep "$(awk -v a="$win0" -v b="$(date +%s.%N)" 'BEGIN { d = a + 11 - b; printf "%.3f", d > 0 ? d : 0 }')"
+n=$(jq -s --argjson a "$win0" '[.[] | select(.path == "/health/hp" and .at >= $a and .at < $a + 11)] | length' "$tmp/agent.log")
+ok "two supervisors: 2 or 3 probes of a 5 s agent in 11 s, not 4 or more ($n)" \
+	"$(test "$n" -ge 2 && test "$n" -le 3 && echo yes)" yes
 ok "two supervisors: no two probes of one agent less than 4 s apart" \
 	"$(jq -s -r '[.[] | select(.path == "/health/hp") | .at] | [range(1; length) as $i | .[$i] - .[$i - 1]] | map(select(. < 4)) | length' "$tmp/agent.log")" 0
 
-# --- not probed: disabled, no health URL ---------------------------------------------
-agent hd /ok "{\"url\": \"$AURL/health/hd\", \"interval_seconds\": 5}" '"enabled": false'
-send POST /agents "$A" "{\"agent_id\": \"hn\", \"name\": \"hn\", \"endpoint\": \"$AURL/ok\"}"
-sleep 3
+# --- not probed: disabled, no health URL (made at the start) --------------------------
 ok "disabled: not probed" "$(probes hd) $(healthy hd)" "0 null"
 ok "no health URL: healthy stays null" "$(healthy hn)" null
 # enabled: probed at once
