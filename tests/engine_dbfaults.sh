@@ -89,24 +89,28 @@ lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 # ms A B: B - A in whole milliseconds.
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
 
-# The command of every schedule: stamp.sh FILE SECONDS.
+# The command of every schedule: stamp.sh FILE SECONDS RETRY-SECONDS, which
+# sleeps SECONDS at attempt 0 (run id *-rc0), RETRY-SECONDS at a retry.
 cat >"$work/stamp.sh" <<'EOF'
 #!/bin/sh
 f=$1
+s=$2
+case $CRONVISOR_RUN_ID in *-rc0) ;; *) s=$3 ;; esac
 st() { echo "$CRONVISOR_SLOT $CRONVISOR_RUN_ID $(date +%s.%3N) $1" >>"$f"; }
 trap 'trap "" TERM; st killed; exit 143' TERM
 st start
-if [ "$2" != 0 ]; then
-	sleep "$2" &
+if [ "$s" != 0 ]; then
+	sleep "$s" &
 	wait $!
 fi
 st end
 EOF
-# stamp_target NAME SECONDS: the target running stamp.sh into NAME.st.
+# stamp_target NAME SECONDS [RETRY-SECONDS]: the target running stamp.sh
+# into NAME.st (a retry as long as the first attempt unless told).
 stamp_target() {
 	: >>"$work/$1.st"
-	printf '{"type":"exec","argv":["/bin/sh","%s","%s","%s"]%s}' \
-		"$work/stamp.sh" "$work/$1.st" "$2" "$as_root"
+	printf '{"type":"exec","argv":["/bin/sh","%s","%s","%s","%s"]%s}' \
+		"$work/stamp.sh" "$work/$1.st" "$2" "${3:-$2}" "$as_root"
 }
 # stamps NAME EVENT: how many EVENT stamps NAME.st has.
 stamps() { awk -v e="$2" '$4 == e { n++ } END { print n + 0 }' "$work/$1.st"; }
@@ -432,10 +436,11 @@ stop "$pid_b"
 
 # --- 2b. the same cut, A alone: its run interrupted, naming the lease -----
 # Nobody takes A's run over: A itself records it, once it can.  A retry
-# of it (max_retries 1) must not overlap the first attempt either.
+# of it (max_retries 1) must not overlap the first attempt either; it
+# sleeps 1 s, not 6 (whether it overlaps is told by when it starts).
 echo "== 2b. fencing alone" >>"$work/account.txt"
 fence1=$(add fence1 "kind, at, max_retries, retry_delay_seconds, target" \
-	"'once', now(), 1, 1, '$(stamp_target fence1 6)'")
+	"'once', now(), 1, 1, '$(stamp_target fence1 6 1)'")
 wait_until 10 stamps_ge fence1 start 1
 ok s2b-started "$?" "0"
 kill -USR1 "$relay"
