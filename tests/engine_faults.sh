@@ -72,7 +72,16 @@ h_perm=$(add h_perm "kind, at, max_retries, target" \
 h_recv=$(add h_recv "kind, at, workflow_id, trigger_node_id, trigger_payload" \
 	"'once', now(), 'wf-1', 'node-1', '{\"report\": \"daily\"}'")
 load="schedule_id IN (SELECT id FROM schedules WHERE name LIKE 'load%')"
-sleep 15
+# Until each part below has what it checks (bounded, 30 s): 200 load slots
+# run, reset done, overlap 3 slots skipped and 2 run, the http schedules
+# ended.
+wait_for 30 "SELECT (SELECT count(*) >= 200 FROM runs WHERE $load AND status = 'succeeded')
+	AND (SELECT status = 'done' FROM schedules WHERE id = '$reset')
+	AND (SELECT count(*) FILTER (WHERE status = 'skipped') >= 3
+	     AND count(*) FILTER (WHERE status = 'succeeded') >= 2
+	     FROM runs WHERE schedule_id = '$overlap')
+	AND NOT EXISTS (SELECT 1 FROM schedules WHERE status = 'active'
+	     AND id IN ('$h_ok', '$h_500', '$h_perm', '$h_recv'))"
 pause_all "AND name LIKE 'load%'"
 sleep 1
 pause_all "AND id = '$overlap'"
@@ -236,7 +245,12 @@ for k in k1 k2 k3 k1 k2 k3; do
 	crash "$k"
 	start "$k"
 done
-sleep 4
+# Until the runs of all six are declared lost (a lease after the kill) and
+# retried (bounded, 15 s): a schedule paused before would not retry them.
+wait_for 15 "SELECT count(DISTINCT supervisor_id) = 6 FROM runs WHERE $kills AND status = 'lost'
+	AND NOT EXISTS (SELECT 1 FROM runs l WHERE $kills AND status = 'lost'
+	     AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.schedule_id = l.schedule_id
+	     AND r.slot_at = l.slot_at AND r.attempt = l.attempt + 1))"
 pause_all "AND name LIKE 'kill%' AND NOT retry_pending"
 wait_for 10 "SELECT count(*) = 0 FROM schedules WHERE name LIKE 'kill%' AND status = 'active' AND retry_pending"
 pause_all "AND name LIKE 'kill%'"
