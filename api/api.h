@@ -142,6 +142,8 @@ int executions_list(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int executions_get(
     struct request *rq, struct response *rs, char *err, size_t errlen);
+int executions_retry_failed(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
 int executions_jobs(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int jobs_get(struct request *rq, struct response *rs, char *err, size_t errlen);

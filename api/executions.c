@@ -195,6 +195,75 @@ executions_get(
 	    rq, rs, SQL_api_executions_get, "execution", err, errlen);
 }
 
+/*
+ * POST /executions/{id}/retry-failed: a fan-out execution's failed jobs
+ * run again (docs/orchestration.md): 200 with the execution and
+ * "retried", the number of jobs.  409 for a one-job execution (its
+ * schedule is triggered again instead) and for one without failed jobs.
+ */
+int
+executions_retry_failed(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	char id[API_ID_LEN + 1];
+	const char *p[2] = {id, api_scope(rq)};
+	struct db_rows *rows;
+	json_t *o;
+	int64_t n;
+
+	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1)
+		return 0;
+	if (rq->nsegs < 2 || api_parse_id(rq->segs[1], id) == -1)
+		return api_error(
+		    rs, 404, "not_found", NULL, "no such execution");
+	if (!rq->may) {
+		/* A viewer learns that it may not, of an execution it sees. */
+		if ((rows = db_query(rq->db, SQL_api_executions_get, 2, p, err,
+		         errlen)) == NULL)
+			return API_DB_FAILED;
+		n = db_rows_count(rows);
+		db_rows_free(rows);
+		return n == 0
+		    ? api_error(rs, 404, "not_found", NULL, "no such execution")
+		    : api_error(rs, 403, "forbidden", NULL,
+		          "a viewer token may read executions, not "
+		          "retry them");
+	}
+	if ((rows = db_query(
+	         rq->db, SQL_api_executions_retry, 2, p, err, errlen)) == NULL)
+		return API_DB_FAILED;
+	if (db_rows_count(rows) == 0) {
+		db_rows_free(rows);
+		return api_error(
+		    rs, 404, "not_found", NULL, "no such execution");
+	}
+	n = strtoll(db_rows_value(rows, 0, 1), NULL, 10);
+	if (strcmp(db_rows_value(rows, 0, 0), "one") == 0) {
+		db_rows_free(rows);
+		return api_error(rs, 409, "not_fanout", NULL,
+		    "execution %s has one job, whose retries are its "
+		    "schedule's: trigger the schedule again "
+		    "(POST /schedules/{id}/trigger)",
+		    id);
+	}
+	db_rows_free(rows);
+	if (n == 0)
+		return api_error(rs, 409, "nothing_failed", NULL,
+		    "execution %s has no failed job", id);
+	if ((rows = db_query(
+	         rq->db, SQL_api_executions_get, 2, p, err, errlen)) == NULL)
+		return API_DB_FAILED;
+	o = db_rows_count(rows) ? json_loads(db_rows_value(rows, 0, 0), 0, NULL)
+	                        : NULL;
+	db_rows_free(rows);
+	if (o == NULL ||
+	    json_object_set_new(o, "retried", json_integer(n)) == -1) {
+		json_decref(o);
+		return -1;
+	}
+	return api_json(rs, 200, o);
+}
+
 /* GET /executions/{id}/jobs: oldest first, by status, paged. */
 int
 executions_jobs(

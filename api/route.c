@@ -39,6 +39,8 @@ static const struct route route_table[] = {
     {"GET", "/executions", executions_list, 1, ROLE_VIEWER, 0, 0},
     {"GET", "/executions/{id}", executions_get, 1, ROLE_VIEWER, 0, 0},
     {"GET", "/executions/{id}/jobs", executions_jobs, 1, ROLE_VIEWER, 0, 0},
+    {"POST", "/executions/{id}/retry-failed", executions_retry_failed, 1,
+        ROLE_EDITOR, 1, 0},
     {"GET", "/jobs/{id}", jobs_get, 1, ROLE_VIEWER, 0, 0},
     /* an agent's report: the attempt's callback token, not an API token */
     {"POST", "/jobs/{id}/complete", jobs_complete, 0, ROLE_VIEWER, 0, 0},

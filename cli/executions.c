@@ -19,12 +19,14 @@ executions_usage(FILE *fp)
 	    "       cronvisorctl executions show EXECUTION_ID\n"
 	    "       cronvisorctl executions jobs EXECUTION_ID [--status S] "
 	    "[--limit N] [--all]\n"
+	    "       cronvisorctl executions retry-failed EXECUTION_ID\n"
 	    "       cronvisorctl jobs show JOB_ID\n"
 	    "\n"
 	    "executions list shows executions, newest first, of one schedule\n"
 	    "or of all you can see; show shows one with its jobs counted by\n"
-	    "status; jobs lists its jobs.  jobs show shows one job with its\n"
-	    "attempts (its runs).\n"
+	    "status; jobs lists its jobs; retry-failed runs a fan-out's\n"
+	    "failed jobs again.  jobs show shows one job with its attempts\n"
+	    "(its runs).\n"
 	    "\n" CTL_GLOBAL_USAGE,
 	    fp);
 }
@@ -125,12 +127,13 @@ run_cmd(int jobs, int argc, char **argv)
 	    CTL_GLOBAL_OPTIONS,
 	    {NULL, 0, NULL, 0},
 	};
-	static const char *const subs[] = {"list", "show", "jobs"};
+	static const char *const subs[] = {
+	    "list", "show", "jobs", "retry-failed"};
 	const char *status = NULL, *limit = NULL, *sched = NULL;
 	char path[256], prog[64];
 	int all = 0, c, sub = -1, nargs;
 
-	for (int i = 0; argc >= 2 && i < 3; i++)
+	for (int i = 0; argc >= 2 && i < 4; i++)
 		if (strcmp(argv[1], subs[i]) == 0 && (!jobs || i == 1))
 			sub = i;
 	if (sub < 0) {
@@ -153,7 +156,7 @@ run_cmd(int jobs, int argc, char **argv)
 			return executions_usage(stdout), CTL_EXIT_OK;
 		if (c == '?')
 			goto usage;
-		if (sub == 1 || (c == 'S' && sub != 0)) {
+		if (sub == 1 || sub == 3 || (c == 'S' && sub != 0)) {
 			ctl_usage_error("%s takes no such option", prog);
 			goto usage;
 		}
@@ -187,6 +190,23 @@ run_cmd(int jobs, int argc, char **argv)
 		snprintf(path, sizeof(path), "/executions/%s/jobs",
 		    argv[1 + optind]);
 		return api_list_print(path, q, 2, "jobs", all, jobs_table);
+	}
+	if (sub == 3) {
+		json_t *doc;
+		int rc;
+
+		snprintf(path, sizeof(path), "/executions/%s/retry-failed",
+		    argv[1 + optind]);
+		rc = api_request("POST", path, NULL, 0, NULL, &doc);
+		if (rc == 0 && doc != NULL && !ctl.json)
+			printf("retried %lld failed jobs of execution %s\n",
+			    (long long)json_integer_value(
+			        json_object_get(doc, "retried")),
+			    argv[1 + optind]);
+		else if (rc == 0 && doc != NULL)
+			api_print_json(doc);
+		json_decref(doc);
+		return rc == -1 ? CTL_EXIT_FAIL : CTL_EXIT_OK;
 	}
 	snprintf(path, sizeof(path), "/%s/%s", jobs ? "jobs" : "executions",
 	    argv[1 + optind]);

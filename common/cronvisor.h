@@ -771,6 +771,7 @@ int dag_outcome(const struct dag *g, const enum dag_state *st);
 #define DS_VALUE_MAX    1000    /* bytes of one value */
 #define DS_BATCH_MAX    10000   /* batchSize at most */
 #define DS_STAGGER_MAX  3600000 /* staggerDelay at most (ms) */
+#define DS_FAILURES_MAX 10000000 /* maxFailures at most */
 #define DS_COLUMNS_MAX  100     /* columns of a registration */
 struct ds_spec {
 	char table[DS_NAME_MAX + 1]; /* the registered table's name */
@@ -779,6 +780,8 @@ struct ds_spec {
 	char field[DS_NAME_MAX + 1]; /* the column whose values expand */
 	int64_t batch_size;          /* batchSize, -1: the default */
 	int64_t stagger_ms;          /* staggerDelay, -1: the default */
+	int64_t max_failures;        /* maxFailures, -1: none */
+	int64_t max_failures_pct;    /* maxFailuresPercent, -1: none */
 	struct json_t *filter;       /* an array of filter objects */
 };
 struct ds_column {

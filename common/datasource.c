@@ -164,6 +164,12 @@ options(struct ds_spec *d, const char *s, char *err, size_t errlen)
 		} else if (strcmp(k, "staggerDelay") == 0) {
 			r = int_option(k, v, 0, DS_STAGGER_MAX, &d->stagger_ms,
 			    err, errlen);
+		} else if (strcmp(k, "maxFailures") == 0) {
+			r = int_option(k, v, 0, DS_FAILURES_MAX,
+			    &d->max_failures, err, errlen);
+		} else if (strcmp(k, "maxFailuresPercent") == 0) {
+			r = int_option(k, v, 0, 100, &d->max_failures_pct, err,
+			    errlen);
 		} else if (strcmp(k, "filter") == 0) {
 			if (strlen(v) > DS_FILTER_BYTES)
 				r = fail(err, errlen,
@@ -182,7 +188,8 @@ options(struct ds_spec *d, const char *s, char *err, size_t errlen)
 		} else if (!name_ok(k, strlen(k)))
 			r = fail(err, errlen,
 			    "option \"%.40s\": not a column name, batchSize, "
-			    "staggerDelay or filter",
+			    "staggerDelay, maxFailures, maxFailuresPercent or "
+			    "filter",
 			    k);
 		else
 			r = add_equal(d, k, v, err, errlen);
@@ -215,6 +222,8 @@ ds_parse(const char *s, struct ds_spec *d, char *err, size_t errlen)
 	memset(d, 0, sizeof(*d));
 	d->batch_size = -1; /* the configured defaults */
 	d->stagger_ms = -1;
+	d->max_failures = -1; /* no tolerance: partial whatever the count */
+	d->max_failures_pct = -1;
 	if (n > DS_STRING_MAX)
 		return fail(err, errlen, "longer than %d bytes", DS_STRING_MAX);
 	if (!ds_is_source(s))

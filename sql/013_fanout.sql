@@ -27,6 +27,9 @@ ALTER TABLE jobs
     ADD COLUMN ready_at timestamptz,  -- pending: when it may start
     ADD COLUMN attempts integer NOT NULL DEFAULT 0,  -- runs it had
     ADD COLUMN spent    integer NOT NULL DEFAULT 0;  -- failures counted
+-- An execution's jobs still open (whether it has ended).
+CREATE INDEX jobs_open ON jobs (execution_id)
+    WHERE status IN ('pending', 'running');
 -- The claim's: pending jobs by when they may start.
 CREATE INDEX jobs_ready ON jobs (ready_at)
     WHERE status = 'pending' AND ready_at IS NOT NULL;

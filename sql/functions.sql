@@ -150,6 +150,25 @@ BEGIN
         END IF;
         SELECT id INTO NEW.job_id FROM jobs
         WHERE execution_id = x AND job_key = '';
+        IF NEW.job_id IS NULL THEN
+            -- The slot fanned out before its target was changed: its
+            -- retry is a job of its own in the same execution.
+            INSERT INTO jobs (execution_id, schedule_id, status, enqueued_at)
+            VALUES (x, NEW.schedule_id, 'running', now())
+            RETURNING id INTO NEW.job_id;
+            UPDATE executions SET jobs_created = jobs_created + 1,
+                                  status = 'running', finished_at = NULL
+            WHERE id = x;
+        END IF;
+    END IF;
+    -- An attempt whose row exists already is refused by the insert's
+    -- ON CONFLICT: it touches its job no more than it touches the table.
+    IF NEW.kind = 'job' AND EXISTS (
+           SELECT 1 FROM runs
+           WHERE id = NEW.id
+              OR (job_id = NEW.job_id AND attempt = NEW.attempt
+                  AND kind = 'job')) THEN
+        RETURN NEW;
     END IF;
     IF NEW.status = 'running' THEN
         UPDATE jobs SET status = 'running', finished_at = NULL,
@@ -390,8 +409,9 @@ $$;
 -- The executions p_exec after some of their jobs ended (p_failed:
 -- the jobs that failed for good just now, whose errors join the
 -- execution's): running while a job is pending or running; then success
--- when every job completed (none: no value), failed when none did,
--- partial otherwise.  A fan-out's execution that ended reports its fanout
+-- when every job completed (none: no value), failed when none did or
+-- more failed than the fan-out tolerates (its string's maxFailures or
+-- maxFailuresPercent, in metadata.fanout), partial otherwise.  A fan-out's execution that ended reports its fanout
 -- attempt (its result: the counts and the expansion's summary), which waits for it
 -- (013_fanout.sql): a supervisor takes that attempt back (claim_reports)
 -- and ends it as the execution ended, which moves the schedule on.
@@ -402,6 +422,26 @@ LANGUAGE plpgsql AS $$
 DECLARE
     n integer;
 BEGIN
+    -- Locked first (in id order, as every writer does), so that the
+    -- counts below, a statement of their own, see every job end that
+    -- committed before: two transactions ending the last two jobs each
+    -- see the other's.
+    PERFORM 1 FROM executions WHERE id = ANY (p_exec) ORDER BY id
+    FOR UPDATE;
+    -- One still open: only the errors of the jobs that failed, no count
+    -- (a fan-out of 100,000 jobs would count them all at every end).
+    UPDATE executions x
+    SET errors = x.errors || coalesce((
+            SELECT jsonb_agg(jsonb_build_object(
+                       'message', j.error -> 'message', 'job_id', j.id,
+                       'at', cronvisor_time(j.finished_at)) ORDER BY j.seq)
+            FROM jobs j
+            WHERE j.id = ANY (p_failed) AND j.execution_id = x.id), '[]'),
+        status = 'running', finished_at = NULL, updated_at = now()
+    WHERE x.id = ANY (p_exec)
+      AND EXISTS (SELECT 1 FROM jobs j
+                  WHERE j.execution_id = x.id
+                    AND j.status IN ('pending', 'running'));
     WITH t AS (
         SELECT e.id AS xid,
                count(j.id) FILTER (WHERE j.status IN ('pending', 'running')) AS open,
@@ -416,12 +456,21 @@ BEGIN
                         FILTER (WHERE j.id = ANY (p_failed)), '[]') AS errors
         FROM executions e LEFT JOIN jobs j ON j.execution_id = e.id
         WHERE e.id = ANY (p_exec)
+          AND NOT EXISTS (SELECT 1 FROM jobs o
+                          WHERE o.execution_id = e.id
+                            AND o.status IN ('pending', 'running'))
         GROUP BY e.id),
     x AS (
         UPDATE executions x
         SET status = CASE WHEN t.open > 0 THEN 'running'
                           WHEN t.bad = 0 THEN 'success'
-                          WHEN t.ok = 0 THEN 'failed' ELSE 'partial' END,
+                          WHEN t.ok = 0 THEN 'failed'
+                          WHEN t.bad > (x.metadata #>> '{fanout,max_failures}')::bigint
+                          THEN 'failed'
+                          WHEN t.bad * 100 > (x.metadata #>> '{fanout,max_failures_percent}')::bigint
+                                             * (t.ok + t.bad)
+                          THEN 'failed'
+                          ELSE 'partial' END,
             errors = x.errors || t.errors, jobs_enqueued = t.enq,
             finished_at = CASE WHEN t.open > 0 THEN NULL ELSE now() END,
             updated_at = now()
@@ -437,8 +486,12 @@ BEGIN
                                          'completed', x.ok, 'failed', x.bad,
                                          'expansion', r.output),
             'error', CASE WHEN x.status = 'failed' THEN jsonb_build_object(
-                'message', 'every job of the execution failed ('
-                           || x.bad || ')',
+                'message', CASE WHEN x.ok = 0
+                                THEN 'every job of the execution failed ('
+                                     || x.bad || ')'
+                                ELSE x.bad || ' of the execution''s '
+                                     || x.ok + x.bad || ' jobs failed, '
+                                     || 'more than it tolerates' END,
                 'retryable', false) END),
         reported_at = now(), expires_at = now()
     FROM x

@@ -88,7 +88,7 @@ struct agent_count {
 };
 
 /* The limit of runs in flight per owner: owner_max_running or its default. */
-static int64_t
+int64_t
 owner_max(const struct config *cf)
 {
 	if (cf->owner_max_running > 0)
@@ -1075,6 +1075,10 @@ claim_fanout_jobs(struct claim *cl, int limit, const char *ahead)
 	db_rows_free(rows);
 	if (limit <= 0)
 		return 0;
+	if ((rows = db_query(cl->db, SQL_claim_jobs_lock, 1, &ahead, cl->err,
+	         cl->errlen)) == NULL)
+		return -1;
+	db_rows_free(rows);
 	snprintf(lease, sizeof(lease), "%lld", (long long)cl->sv_id);
 	snprintf(lim, sizeof(lim), "%d", limit);
 	snprintf(reqs, sizeof(reqs), "%lld",
@@ -1274,8 +1278,7 @@ claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
 	    (ntrig < limit &&
 	        (nsched = claim_schedules(&cl, limit - ntrig, ahead, now)) ==
 	            -1) ||
-	    (njob = claim_fanout_jobs(&cl, limit - ntrig - nsched, ahead)) ==
-	        -1 ||
+	    (njob = claim_fanout_jobs(&cl, limit - cl.njobs, ahead)) == -1 ||
 	    prepare_agents(&cl) == -1 || adopt_reports(&cl) == -1)
 		goto fail;
 	if (db_commit(db, err, errlen) == -1)

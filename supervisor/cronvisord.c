@@ -174,8 +174,8 @@ arm_timer(void)
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	struct db_rows *rows = NULL;
 	struct timespec now;
-	const char *v, *p[2];
-	char err[CV_ERRLEN], ahead[24], maxreq[24];
+	const char *v, *p[3];
+	char err[CV_ERRLEN], ahead[24], maxreq[24], omax[24];
 	int64_t ms, soon;
 
 	if (jobs_live() >= sv.cf.max_concurrent_runs)
@@ -188,9 +188,11 @@ arm_timer(void)
 	snprintf(ahead, sizeof(ahead), "%lld", (long long)sv.cf.claim_ahead_ms);
 	snprintf(maxreq, sizeof(maxreq), "%lld",
 	    (long long)sv.cf.max_concurrent_requests);
+	snprintf(omax, sizeof(omax), "%lld", (long long)owner_max(&sv.cf));
 	p[0] = ahead;
 	p[1] = maxreq;
-	rows = db_query(sv.db, SQL_cronvisord_next_due, 2, p, err, sizeof(err));
+	p[2] = omax;
+	rows = db_query(sv.db, SQL_cronvisord_next_due, 3, p, err, sizeof(err));
 	if (rows == NULL) {
 		db_failed(err);
 		return;
@@ -251,6 +253,18 @@ start_fresh(void)
 static void heartbeat(int64_t now_ms);
 
 /*
+ * Before each fan-out expansion of a claim: the heartbeat when due.  -1
+ * when the database went away or the lease is fenced: no more of them.
+ */
+static int
+expand_between(void)
+{
+	if (clock_ms() >= sv.heartbeat_ms)
+		heartbeat(clock_ms());
+	return sv.db_down || sv.fenced ? -1 : 0;
+}
+
+/*
  * Claims trigger-now requests and due schedules while there is capacity,
  * and leaves their runs in sv.fresh for the loop to start (it starts them
  * while the next claim runs); a claim that takes fewer rows than it may
@@ -273,11 +287,20 @@ claim(void)
 			db_failed(err);
 			return;
 		}
-		/* Fan-out slots expand now; their runs then wait. */
-		if (fanout_expand(
-		        sv.db, &sv.cf, sv.id, &jobs, err, sizeof(err)) == -1)
-			db_failed(err);
 		sv.idle_claim = n == 0;
+		/*
+		 * Fan-out slots expand now (their runs then wait, off the
+		 * list).  The loop may start sv.fresh meanwhile (the task
+		 * waits on the database): the claim's runs stay in
+		 * sv.expanding, where a heartbeat between two expansions
+		 * finds them ours.
+		 */
+		sv.expanding = jobs;
+		if (fanout_expand(sv.db, &sv.cf, sv.id, &sv.expanding,
+		        expand_between, err, sizeof(err)) == -1)
+			db_failed(err);
+		jobs = sv.expanding;
+		sv.expanding = NULL;
 		for (tail = &jobs; *tail != NULL; tail = &(*tail)->next)
 			sv.nfresh++;
 		*tail = sv.fresh;
@@ -617,12 +640,27 @@ reconnect(void *arg)
 	sv.want_claim = 1;
 }
 
-/* peer_reap_orphans()'s question: is run id one of our live jobs? */
+/*
+ * peer_reap_orphans()'s question: is run id one of our live jobs, or one
+ * a claim left for the loop to start or is expanding (a heartbeat may come
+ * between a claim and the loop's turn: claim(), fanout_expand())?
+ */
 static int
 job_ours(const char *id, void *arg)
 {
 	for (struct job *j = sv.jobs; j; j = j->next)
 		if (j->state != JOB_DONE && strcmp(j->run_id, id) == 0) {
+			j->seen = *(int64_t *)arg;
+			return 1;
+		}
+	/* Seen too: the loop may start it before reconcile() looks again. */
+	for (struct job *j = sv.fresh; j; j = j->next)
+		if (strcmp(j->run_id, id) == 0) {
+			j->seen = *(int64_t *)arg;
+			return 1;
+		}
+	for (struct job *j = sv.expanding; j; j = j->next)
+		if (strcmp(j->run_id, id) == 0) {
 			j->seen = *(int64_t *)arg;
 			return 1;
 		}

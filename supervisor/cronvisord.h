@@ -148,6 +148,7 @@ struct supervisor {
 	int timerfd;             /* the earliest next_run_at */
 	struct job *jobs;        /* runs claimed and not yet written */
 	struct job *fresh;       /* claimed by a task, runners not forked */
+	struct job *expanding;   /* a claim's, while its fan-outs expand */
 	int nfresh;              /* entries in fresh */
 	int want_claim;          /* claim at the next turn */
 	int backlog;             /* the last claim took all it could */
@@ -278,13 +279,14 @@ struct db_rows *batch_query(struct db *db, const char *sql, const char *first,
     json_t *rows, char *err, size_t errlen);
 
 /* claim.c: due schedules into runs. */
+int64_t owner_max(const struct config *cf);
 int claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen);
 
 /* fanout.c: fan-out slots, their expansion and their jobs' ends. */
 enum run_kind run_kind_parse(const char *s);
 int fanout_expand(struct db *db, const struct config *cf, int64_t lease,
-    struct job **jobs, char *err, size_t errlen);
+    struct job **jobs, int (*between)(void), char *err, size_t errlen);
 int fanout_settle(
     struct db *db, json_t *xs, json_t *failed, char *err, size_t errlen);
 int fanout_settle_rows(

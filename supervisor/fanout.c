@@ -35,9 +35,11 @@ run_kind_parse(const char *s)
 }
 
 /*
- * Ends fanout attempt j without a runner, as failed (retryable or not)
- * with why: its end is written as any run's (finish.c), and its
- * execution fails with the same error (fanout_ended).
+ * Ends fanout attempt j without a runner, as failed (retryable 1 or not
+ * 0) with why, or as interrupted (retryable 2: the database failed, the
+ * slot goes again at once without spending a retry): its end is written
+ * as any run's (finish.c), and its execution fails with the same error
+ * unless it goes again (fanout_ended).
  */
 static void expand_failed(struct job *j, int retryable, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -51,8 +53,9 @@ expand_failed(struct job *j, int retryable, const char *fmt, ...)
 	result_init(&j->res);
 	j->res.status = RESULT_FAILED;
 	memset(&j->verdict, 0, sizeof(j->verdict));
-	j->verdict.status = RUN_FAILED;
-	j->verdict.retryable = retryable;
+	/* The database failed under it: again at once, not counted. */
+	j->verdict.status = retryable == 2 ? RUN_INTERRUPTED : RUN_FAILED;
+	j->verdict.retryable = retryable != 0;
 	va_start(ap, fmt);
 	vsnprintf(j->verdict.error, sizeof(j->verdict.error), fmt, ap);
 	va_end(ap);
@@ -260,7 +263,7 @@ expand(struct db *db, const struct config *cf, int64_t lease, struct job *j,
 	if (values == NULL) {
 		if (dberr) {
 			expand_failed(
-			    j, 1, "the expansion of %s: %s", field, err);
+			    j, 2, "the expansion of %s: %s", field, err);
 			r = -1;
 		}
 		goto out;
@@ -275,10 +278,13 @@ expand(struct db *db, const struct config *cf, int64_t lease, struct job *j,
 	batch = d.batch_size > 0 ? d.batch_size : cf->fanout_batch_size;
 	stagger = d.stagger_ms >= 0 ? d.stagger_ms : cf->fanout_stagger_ms;
 	batches = (n + batch - 1) / batch;
-	meta = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "param",
-	    key, "source", src, "table", d.table, "field", d.field, "values",
-	    (json_int_t)n, "batches", (json_int_t)batches, "batch_size",
-	    (json_int_t)batch, "stagger_ms", (json_int_t)stagger);
+	meta = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o}",
+	    "param", key, "source", src, "table", d.table, "field", d.field,
+	    "values", (json_int_t)n, "batches", (json_int_t)batches,
+	    "batch_size", (json_int_t)batch, "stagger_ms", (json_int_t)stagger,
+	    "max_failures", batch_int(d.max_failures, d.max_failures < 0),
+	    "max_failures_percent",
+	    batch_int(d.max_failures_pct, d.max_failures_pct < 0));
 	snprintf(out, sizeof(out),
 	    "%s expanded to %lld values in %lld batches of %lld, %lld ms "
 	    "apart",
@@ -287,7 +293,7 @@ expand(struct db *db, const struct config *cf, int64_t lease, struct job *j,
 	if (meta == NULL ||
 	    write_plan(db, lease, j, values, key, batch, stagger, meta, out,
 	        err, errlen) == -1) {
-		expand_failed(j, 1, "the plan of %s cannot be written: %s",
+		expand_failed(j, 2, "the plan of %s cannot be written: %s",
 		    field, meta ? err : "out of memory");
 		r = -1;
 	} else {
@@ -304,14 +310,16 @@ out:
 
 /*
  * Expands the fanout attempts of the list *jobs (a claim's, just
- * committed), in the claim's task: those whose plan is written leave the
- * list (their attempts wait in the database); the others stay on it,
- * ended.  0, or -1 with err set on a database failure (the rest stay on
- * the list, ended as failed and retryable).
+ * committed), in the claim's task, one after the other, between() before
+ * each (the heartbeat, when due: an expansion may take up to the query's
+ * time limit; -1 stops them): those whose plan is written leave the list
+ * (their attempts wait in the database); the others stay on it, ended.
+ * 0, or -1 with err set on a database failure (the rest stay on the
+ * list, interrupted: their slots go again).
  */
 int
 fanout_expand(struct db *db, const struct config *cf, int64_t lease,
-    struct job **jobs, char *err, size_t errlen)
+    struct job **jobs, int (*between)(void), char *err, size_t errlen)
 {
 	struct job **pp = jobs, *j;
 	int r = 0;
@@ -323,11 +331,16 @@ fanout_expand(struct db *db, const struct config *cf, int64_t lease,
 			pp = &j->next;
 			continue;
 		}
+		if (r == 0 && between() == -1) {
+			snprintf(err, errlen,
+			    "the supervisor lost its database or its lease");
+			r = -1;
+		}
 		if (r == 0)
 			e = expand(db, cf, lease, j, err, errlen);
 		else
 			expand_failed(
-			    j, 1, "the expansion could not run: %s", err);
+			    j, 2, "the expansion could not run: %s", err);
 		if (e == 1) {
 			*pp = j->next;
 			job_free(j);

@@ -546,10 +546,11 @@ finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,
 	if (j->verdict.status == RUN_WAITING || j->kind == KIND_JOB) {
 		char one = 0;
 
-		if ((j->kind == KIND_JOB ? end_job_runs(db, lease, &j, 1, bare,
-		                               &one, err, errlen)
-		                         : write_waiting(db, lease, &j, 1, &one,
-		                               err, errlen)) == -1)
+		/* A job's 202 waits as any agent attempt's does. */
+		if ((job_end(j) ? end_job_runs(
+		                      db, lease, &j, 1, bare, &one, err, errlen)
+		                : write_waiting(db, lease, &j, 1, &one, err,
+		                      errlen)) == -1)
 			return -1;
 		if (one != 2)
 			lease_lost(j);
@@ -734,6 +735,7 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 	struct db_rows *rows = NULL;
 	int r = -1, nrows;
 	size_t nbatch, nwait = 0, njob = 0;
+	int fan = 0;
 
 	if (one == NULL || (arr = batch_rows(v, n, one)) == NULL ||
 	    (states = json_array()) == NULL) {
@@ -749,13 +751,16 @@ finish_runs_in(struct db *db, int64_t lease, struct job *const *v, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		nwait += v[i]->verdict.status == RUN_WAITING;
 		njob += job_end(v[i]);
+		fan |= v[i]->kind == KIND_JOB;
 	}
 	/*
-	 * The jobs' attempts lock their schedules in a statement of their
-	 * own: with any other write, everything is locked first too.
+	 * Schedules are locked before executions, in every transaction: a
+	 * batch with a fan-out job's attempt (whose execution a 202 or an
+	 * end locks) locks all its schedules first, in id order, as one
+	 * with results written one by one does.
 	 */
 	nbatch = json_array_size(arr);
-	if (n > 1 && (nbatch + nwait + njob < n || (njob > 0 && nbatch > 0)) &&
+	if (n > 1 && (nbatch + nwait + njob < n || fan) &&
 	    lock_all(db, v, n, err, errlen) == -1)
 		goto out;
 	if (nbatch > 0) {

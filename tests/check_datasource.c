@@ -112,6 +112,12 @@ START_TEST(test_seed_examples)
 	    "db:ticker:all:id?enabled=true&batchSize=10&staggerDelay=2000", &d);
 	ck_assert_int_eq(d.batch_size, 10);
 	ck_assert_int_eq(d.stagger_ms, 2000);
+	ck_assert_int_eq(d.max_failures, -1);
+	ck_assert_int_eq(d.max_failures_pct, -1);
+	ds_spec_clear(&d);
+	parse_ok("db:ticker:all:id?maxFailures=0&maxFailuresPercent=25", &d);
+	ck_assert_int_eq(d.max_failures, 0);
+	ck_assert_int_eq(d.max_failures_pct, 25);
 	ds_spec_clear(&d);
 
 	sql_is("db:ticker:all:id", SEL END, "");
@@ -193,6 +199,11 @@ START_TEST(test_parse_errors)
 	    "db:ticker:all:id?batchSize=-1", "batchSize: expected an integer");
 	parse_bad("db:ticker:all:id?batchSize=5x", "batchSize: expected 1 to");
 	parse_bad("db:ticker:all:id?staggerDelay=3600001", "staggerDelay");
+	parse_bad("db:ticker:all:id?maxFailures=-1", "maxFailures");
+	parse_bad(
+	    "db:ticker:all:id?maxFailuresPercent=101", "maxFailuresPercent");
+	parse_bad(
+	    "db:ticker:all:id?maxFailuresPercent=10%25", "maxFailuresPercent");
 	parse_bad("db:ticker:all:id?enabled", "expected key=value");
 	parse_bad("db:ticker:all:id?bad-key=1", "not a column name");
 	parse_bad("db:ticker:all:id?x=%GG", "malformed");

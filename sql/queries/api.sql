@@ -314,6 +314,41 @@ FROM executions x JOIN schedules s ON s.id = x.schedule_id
 WHERE x.id = $1 AND s.deleted_at IS NULL
   AND ($2::text IS NULL OR s.owner = $2);
 
+-- name: api_executions_retry
+-- POST /executions/{id}/retry-failed: the failed jobs of execution $1
+-- (its schedule visible to scope $2, not deleted) pending again, ready
+-- now, with their retry budget back (spent 0; attempts count on, so each
+-- new attempt has an id of its own), and the execution running again.
+-- Only a fan-out's execution: a one-job execution answers kind 'one'.
+-- Returns the execution's kind ('fanout', 'one') and the jobs retried;
+-- no row: not found.  The supervisors are woken when any was.
+WITH x AS (
+    SELECT x.id, x.run_id IS NOT NULL AS fan
+    FROM executions x JOIN schedules s ON s.id = x.schedule_id
+    WHERE x.id = $1 AND s.deleted_at IS NULL
+      AND ($2::text IS NULL OR s.owner = $2)
+    FOR UPDATE OF x),
+j AS (
+    UPDATE jobs
+    SET status = 'pending', ready_at = now(), error = NULL, result = NULL,
+        finished_at = NULL, spent = 0, updated_at = now()
+    FROM x
+    WHERE x.fan AND jobs.execution_id = x.id AND jobs.status = 'failed'
+    RETURNING jobs.id),
+u AS (
+    UPDATE executions e
+    SET status = 'running', finished_at = NULL, updated_at = now()
+    FROM x
+    WHERE e.id = x.id AND (SELECT count(*) FROM j) > 0
+    RETURNING e.*),
+w AS (
+    SELECT pg_notify('cronvisor_wake', '') FROM x
+    WHERE (SELECT count(*) FROM j) > 0)
+SELECT CASE WHEN x.fan THEN 'fanout' ELSE 'one' END,
+       (SELECT count(*) FROM j), (SELECT count(*) FROM u),
+       (SELECT count(*) FROM w)
+FROM x;
+
 -- name: api_jobs_list
 -- A page of the jobs of execution $1 (scope $2), oldest first, $3 a
 -- status or NULL; after the cursor ($4 created_at in µs, $5 the id), $6

@@ -402,15 +402,28 @@ coalesce((SELECT spent FROM jobs WHERE id = ins.job_id), 0) -- spent
 -- in all (max_concurrent_requests), each agent's own, $5 runs of one
 -- owner (owner_max_running); an agent whose jobs wait while it is
 -- unhealthy gets none.  A job whose schedule is being deleted is left to
--- claim_jobs_drop.  The candidates are locked first (SKIP LOCKED: a peer
--- takes others), four times as many as may go, so that one agent or owner
--- at its limit does not starve the others in the batch.
-WITH c AS MATERIALIZED (
-    SELECT j.id FROM jobs j
+-- claim_jobs_drop.  The candidates are the earliest jobs of agents and
+-- owners not at their limit (those wait without holding the others up),
+-- locked (SKIP LOCKED: a peer takes others), four times as many as may
+-- go, so that the limits within the batch do not starve the rest.  The
+-- claim holds claim_jobs_lock first: the runs in flight it counts are
+-- those every other claim committed.
+WITH blocked AS MATERIALIZED (SELECT * FROM cronvisor_agents_blocked($4)),
+full_owners AS MATERIALIZED (
+    SELECT s.owner AS f_owner
+    FROM runs r JOIN schedules s ON s.id = r.schedule_id
+    WHERE r.status = 'running'
+    GROUP BY s.owner HAVING count(*) >= $5::bigint),
+c AS MATERIALIZED (
+    SELECT j.id FROM jobs j JOIN schedules s ON s.id = j.schedule_id
     WHERE j.status = 'pending' AND j.ready_at <= to_timestamp($2::float8)
+      AND NOT EXISTS (SELECT 1 FROM blocked WHERE b_owner IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM blocked
+                      WHERE b_owner = s.owner AND b_agent = j.agent_id)
+      AND NOT EXISTS (SELECT 1 FROM full_owners WHERE f_owner = s.owner)
     ORDER BY j.ready_at
     LIMIT 4 * $3::int
-    FOR UPDATE SKIP LOCKED),
+    FOR UPDATE OF j SKIP LOCKED),
 busy AS MATERIALIZED (
     SELECT s.owner AS b_owner, j.agent_id AS b_agent, count(*) AS b_n
     FROM runs r JOIN jobs j ON j.id = r.job_id
@@ -463,6 +476,16 @@ ins AS (
     RETURNING *)
 SELECT {{claim_job}}
 FROM ins JOIN schedules s ON s.id = ins.schedule_id;
+
+-- name: claim_jobs_lock
+-- Before claim_jobs, when a fan-out job is due by $1 (epoch seconds): the
+-- claims of jobs go one at a time over all supervisors (a transaction
+-- lock, held to the claim's commit), so that two never count the same
+-- room under an agent's or an owner's limit.
+SELECT pg_advisory_xact_lock(hashtext('cronvisor_claim_jobs'))
+WHERE EXISTS (SELECT 1 FROM jobs
+              WHERE status = 'pending'
+                AND ready_at <= to_timestamp($1::float8));
 
 -- name: claim_jobs_drop
 -- The pending jobs of schedules being deleted (deleted_at set) fail, so

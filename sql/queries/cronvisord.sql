@@ -24,9 +24,10 @@ SET enable_seqscan = off; SET enable_bitmapscan = off;
 -- the earliest time an agent attempt waiting for its report expires (or
 -- its report came: claim_reports), or the earliest a fan-out job may
 -- start, $1 ms earlier (claim_jobs), in epoch ms; and whether trigger-now
--- requests wait.  A schedule whose agent has no request to spare ($2 the
--- global max_concurrent_requests) is not due: the end of a request
--- brings the claim that takes it.
+-- requests wait.  A schedule or a job whose agent has no request to
+-- spare ($2 the global max_concurrent_requests) is not due, nor a job of
+-- an owner at its limit ($3, owner_max_running): the end of a request or
+-- a run brings the claim that takes it.
 WITH blocked AS MATERIALIZED (SELECT * FROM cronvisor_agents_blocked($2))
 SELECT least(
            (SELECT ceil(extract(epoch FROM next_run_at) * 1000)::bigint
@@ -50,5 +51,12 @@ SELECT least(
                   SELECT 1 FROM schedules s JOIN blocked b
                       ON b.b_owner = s.owner AND b.b_agent = j.agent_id
                   WHERE s.id = j.schedule_id)
+              AND NOT EXISTS (
+                  SELECT 1 FROM schedules s
+                  WHERE s.id = j.schedule_id AND s.owner IN (
+                      SELECT o.owner
+                      FROM runs r JOIN schedules o ON o.id = r.schedule_id
+                      WHERE r.status = 'running'
+                      GROUP BY o.owner HAVING count(*) >= $3::bigint))
             ORDER BY j.ready_at LIMIT 1)),
        EXISTS (SELECT 1 FROM triggers);

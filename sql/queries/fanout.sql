@@ -15,7 +15,8 @@ WHERE name = $1 AND (owners = '{}' OR $2 = ANY (owners));
 -- the target's with param $4 set to the value, in batches of $5 whose
 -- batch k is ready k × $6 ms after the attempt's start (the firing).  A
 -- value that has a job in the execution already (a retry of the slot)
--- gets it back pending when it failed, and is left alone otherwise.  The
+-- gets it back pending when it failed (its seq kept: its attempts' ids
+-- stay its own), and is left alone otherwise.  The
 -- execution records $7 (the expansion's metadata) and how many jobs it
 -- has; the attempt waits (no lease) with output $8 until its jobs end.
 -- Returns the execution, the jobs written and whether any is open.
@@ -46,7 +47,7 @@ ins AS (
                secs => (o.seq / $5::integer) * $6::bigint / 1000.0)
     FROM r, o
     ON CONFLICT (execution_id, job_key) DO UPDATE
-    SET status = 'pending', ready_at = excluded.ready_at, seq = excluded.seq,
+    SET status = 'pending', ready_at = excluded.ready_at,
         batch = excluded.batch, error = NULL, result = NULL,
         finished_at = NULL, spent = 0, updated_at = now()
     WHERE jobs.status = 'failed'

@@ -211,7 +211,9 @@ RETURNING jobs.execution_id, jobs.id, jobs.status = 'failed';
 -- schedule, until it expires at its deadline or at the heartbeat it owes.
 -- A report that came already (the agent was quicker than this statement)
 -- makes it expire at once.  Its job is enqueued, and its execution counts
--- it.  One statement for a batch: a burst of 202s ended one statement per
+-- it (one more, when the job was not enqueued before: a count of the
+-- execution's jobs at every 202 was quadratic in a fan-out's size).
+-- One statement for a batch: a burst of 202s ended one statement per
 -- attempt before.  Returns the ids of the runs that were ours to write.
 WITH v AS (
     SELECT * FROM json_to_recordset($2::json)
@@ -229,6 +231,9 @@ r AS (
     WHERE runs.id = v.id AND runs.supervisor_id = $1
       AND runs.status = 'running'
     RETURNING runs.id, runs.job_id),
+pre AS MATERIALIZED (
+    SELECT jobs.id, jobs.enqueued_at IS NULL AS fresh
+    FROM r JOIN jobs ON jobs.id = r.job_id),
 j AS (
     UPDATE jobs SET enqueued_at = coalesce(enqueued_at, now()),
                     updated_at = now()
@@ -236,11 +241,9 @@ j AS (
     RETURNING jobs.id, jobs.execution_id),
 x AS (
     UPDATE executions x
-    SET jobs_enqueued = (SELECT count(*) FROM jobs o
-                         WHERE o.execution_id = x.id
-                           AND o.enqueued_at IS NOT NULL
-                           AND o.id NOT IN (SELECT id FROM j))
-                        + (SELECT count(*) FROM j WHERE j.execution_id = x.id),
+    SET jobs_enqueued = x.jobs_enqueued
+                        + (SELECT count(*) FROM j JOIN pre ON pre.id = j.id
+                           WHERE j.execution_id = x.id AND pre.fresh),
         updated_at = now()
     WHERE x.id IN (SELECT execution_id FROM j))
 SELECT id FROM r;

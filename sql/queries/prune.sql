@@ -7,7 +7,7 @@
 -- name: prune_runs
 -- Every noted schedule ($1, a JSON array of ids) in one statement: up to
 -- 1000 finished runs of each (not one in flight or waiting for an agent's
--- report or a fan-out's jobs), older than its newest history_limit runs,
+-- report or a fan-out's jobs, nor a fan-out job's attempt), older than its newest history_limit runs,
 -- and as many ended executions, older than its newest history_limit.
 -- Returns the schedules that had that many to delete (more may be left
 -- for the next heartbeat).
@@ -21,12 +21,12 @@ gone AS (
         FROM n JOIN schedules s ON s.id = n.sid
         CROSS JOIN LATERAL (
             SELECT created_at, id FROM runs
-            WHERE schedule_id = n.sid
+            WHERE schedule_id = n.sid AND kind <> 'job'
             ORDER BY created_at DESC, id DESC
             OFFSET s.history_limit LIMIT 1) e
         CROSS JOIN LATERAL (
             SELECT r.id FROM runs r
-            WHERE r.schedule_id = n.sid
+            WHERE r.schedule_id = n.sid AND r.kind <> 'job'
               AND r.status NOT IN ('running', 'waiting')
               AND (r.created_at, r.id) <= (e.created_at, e.id)
             LIMIT 1000) x)
@@ -48,7 +48,13 @@ xgone AS (
             WHERE x.schedule_id = n.sid AND x.status <> 'running'
               AND (x.created_at, x.id) <= (e.created_at, e.id)
             LIMIT 1000) x)
-    RETURNING schedule_id)
+    RETURNING schedule_id, id),
+-- The attempts of a fan-out's jobs go with their execution (they count
+-- toward no history_limit: a fan-out of 1,000 values has 1,000 of them).
+jgone AS (
+    DELETE FROM runs
+    WHERE kind = 'job' AND job_id IN (
+        SELECT j.id FROM jobs j WHERE j.execution_id IN (SELECT id FROM xgone)))
 SELECT schedule_id FROM gone
 GROUP BY schedule_id
 HAVING count(*) >= 1000
