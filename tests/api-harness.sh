@@ -13,7 +13,8 @@
 # CONNINFO-FILE is the fixture's (tests/pg-harness.sh writes DIR/conninfo);
 # without the argument it comes from $CV_PG_CONNINFO.  $CV_HARNESS_CONF, if
 # set, is more "key = value" lines for the daemons' configuration (a
-# test's own settings, such as api_io_timeout_seconds).  The programs come
+# test's own settings, such as api_io_timeout_seconds); $CV_HARNESS_LEASE,
+# if set, the supervisor's lease_seconds instead of 3.  The programs come
 # from $CRONVISORD, $CRONVISOR_API and $CRONVISORCTL, else from the build
 # directory $CV_BUILD_DIR.  DIR must be short (a unix socket lives in it)
 # and is made by start; start refuses a DIR that exists.
@@ -131,7 +132,7 @@ write_conf() {
 	stack_write_conf "$dir/cronvisor.conf" "$url" "$port" "$dir/api.sock" \
 		api-harness "log_level = info
 heartbeat_seconds = 1
-lease_seconds = 3
+lease_seconds = ${CV_HARNESS_LEASE:-3}
 shutdown_grace_seconds = 5
 kill_grace_seconds = 1
 default_timeout_seconds = 900${CV_HARNESS_CONF:+
