@@ -762,17 +762,17 @@ int dag_outcome(const struct dag *g, const enum dag_state *st);
  * <field>[?options]) and the parameterised SELECT of one over a
  * registered table (docs/orchestration.md, "Fan-out").  Pure.
  */
-#define DS_NAME_MAX     63      /* characters of a table or column name */
-#define DS_STRING_MAX   8192    /* bytes of a data-source string */
-#define DS_FILTER_BYTES 4096    /* bytes of its JSON filter */
-#define DS_DEPTH_MAX    8       /* nesting of the filter */
-#define DS_NODES_MAX    256     /* conditions in the filter */
-#define DS_PARAMS_MAX   1000    /* values in the query */
-#define DS_VALUE_MAX    1000    /* bytes of one value */
-#define DS_BATCH_MAX    10000   /* batchSize at most */
-#define DS_STAGGER_MAX  3600000 /* staggerDelay at most (ms) */
+#define DS_NAME_MAX     63       /* characters of a table or column name */
+#define DS_STRING_MAX   8192     /* bytes of a data-source string */
+#define DS_FILTER_BYTES 4096     /* bytes of its JSON filter */
+#define DS_DEPTH_MAX    8        /* nesting of the filter */
+#define DS_NODES_MAX    256      /* conditions in the filter */
+#define DS_PARAMS_MAX   1000     /* values in the query */
+#define DS_VALUE_MAX    1000     /* bytes of one value */
+#define DS_BATCH_MAX    10000    /* batchSize at most */
+#define DS_STAGGER_MAX  3600000  /* staggerDelay at most (ms) */
 #define DS_FAILURES_MAX 10000000 /* maxFailures at most */
-#define DS_COLUMNS_MAX  100     /* columns of a registration */
+#define DS_COLUMNS_MAX  100      /* columns of a registration */
 struct ds_spec {
 	char table[DS_NAME_MAX + 1]; /* the registered table's name */
 	int all;                     /* the filter is "all" */

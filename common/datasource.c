@@ -168,8 +168,8 @@ options(struct ds_spec *d, const char *s, char *err, size_t errlen)
 			r = int_option(k, v, 0, DS_FAILURES_MAX,
 			    &d->max_failures, err, errlen);
 		} else if (strcmp(k, "maxFailuresPercent") == 0) {
-			r = int_option(k, v, 0, 100, &d->max_failures_pct, err,
-			    errlen);
+			r = int_option(
+			    k, v, 0, 100, &d->max_failures_pct, err, errlen);
 		} else if (strcmp(k, "filter") == 0) {
 			if (strlen(v) > DS_FILTER_BYTES)
 				r = fail(err, errlen,
