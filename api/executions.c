@@ -145,7 +145,7 @@ one_row(struct request *rq, struct response *rs, const char *sql,
 static const char *const exec_statuses[] = {
     "running", "success", "partial", "failed", NULL};
 static const char *const job_statuses[] = {
-    "pending", "running", "completed", "failed", NULL};
+    "pending", "running", "completed", "failed", "skipped", NULL};
 
 /* GET /executions: newest first, by schedule and status, paged. */
 int

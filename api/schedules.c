@@ -423,6 +423,39 @@ denied_url(
 }
 
 /*
+ * A pipeline target (d's) that owner has no pipeline of, or a disabled
+ * one: 1 after answering 400 naming target.pipeline; 0 when it may be
+ * saved (the pipeline is locked until the save's transaction ends, so
+ * that it is not deleted under the schedule); API_DB_FAILED.
+ */
+static int
+pipeline_refused(struct request *rq, const struct schedule_doc *d,
+    const char *owner, struct response *rs, char *err, size_t errlen)
+{
+	const char *p[2] = {
+	    owner, json_string_value(json_object_get(d->target, "pipeline"))};
+	struct db_rows *rows;
+	int r = 0;
+
+	if ((rows = db_query(
+	         rq->db, SQL_pipelines_target, 2, p, err, errlen)) == NULL)
+		return API_DB_FAILED;
+	/* api_error() answers (0) or fails (-1): 1 says it answered. */
+	if (db_rows_count(rows) == 0)
+		r = api_error(rs, 400, "invalid_field", "target.pipeline",
+		        "owner %s has no pipeline \"%s\"", owner, p[1]) == -1
+		    ? -1
+		    : 1;
+	else if (strcmp(db_rows_value(rows, 0, 0), "t") != 0)
+		r = api_error(rs, 400, "invalid_field", "target.pipeline",
+		        "pipeline \"%s\" is disabled", p[1]) == -1
+		    ? -1
+		    : 1;
+	db_rows_free(rows);
+	return r;
+}
+
+/*
  * An agent target (docs/agents.md) names an agent of the schedule's owner
  * that is enabled, and its params satisfy the input schema of the version
  * deployed in its environment (or the agent's own).  0, 1 after answering
@@ -439,6 +472,8 @@ agent_refused(struct request *rq, const struct schedule_doc *d,
 	json_t *params, *schema = NULL;
 	int r = 0;
 
+	if (d->target_type == SCHEDULE_TARGET_PIPELINE)
+		return pipeline_refused(rq, d, owner, rs, err, errlen);
 	if (d->target_type != SCHEDULE_TARGET_AGENT)
 		return 0;
 	agent = json_string_value(json_object_get(d->target, "agent"));
@@ -966,7 +1001,8 @@ schedules_create(
 	/* In the transaction: the agent stays locked until the schedule is
 	 * in, so that it is not deleted under it (agents_lock). */
 	if ((r = agent_refused(rq, &d, owner, rs, err, errlen)) != 0 ||
-	    (d.target_type == SCHEDULE_TARGET_AGENT &&
+	    ((d.target_type == SCHEDULE_TARGET_AGENT ||
+	         d.target_type == SCHEDULE_TARGET_PIPELINE) &&
 	        (r = datasources_refused(
 	             rq, rs, d.target, owner, err, errlen)) != 0)) {
 		db_rollback(rq->db);
@@ -1388,7 +1424,8 @@ schedules_update(
 	             json_string_value(json_object_get(row, "owner")), rs, err,
 	             errlen)) != 0) ||
 	    ((d.present & (1u << SCHEDULE_F_TARGET)) &&
-	        d.target_type == SCHEDULE_TARGET_AGENT &&
+	        (d.target_type == SCHEDULE_TARGET_AGENT ||
+	            d.target_type == SCHEDULE_TARGET_PIPELINE) &&
 	        (r = datasources_refused(rq, rs, d.target,
 	             json_string_value(json_object_get(row, "owner")), err,
 	             errlen)) != 0) ||

@@ -567,6 +567,7 @@ enum schedule_target {
 	SCHEDULE_TARGET_EXEC,     /* a command */
 	SCHEDULE_TARGET_HTTP,     /* an HTTP request */
 	SCHEDULE_TARGET_AGENT,    /* a job for an agent (docs/agents.md) */
+	SCHEDULE_TARGET_PIPELINE, /* a pipeline (docs/orchestration.md) */
 };
 enum schedule_overlap {
 	SCHEDULE_OVERLAP_SKIP,       /* record the slot as skipped */
@@ -756,6 +757,7 @@ int dag_when(const char *s);
 int dag_advance(const struct dag *g, enum dag_state *st, int *start,
     char (*why)[DAG_WHY_LEN]);
 int dag_outcome(const struct dag *g, const enum dag_state *st);
+int dag_load(struct dag *g, const struct json_t *steps, int fail_fast);
 
 /*
  * datasource.c: seed 004's data-source strings (db:<table>:<filter>:

@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cronvisor.h"
 
 static const char *const when_names[] = {"success", "done", "failure"};
@@ -156,18 +158,72 @@ dag_advance(const struct dag *g, enum dag_state *st, int *start,
 
 /*
  * The outcome of a context whose steps have all ended: DAG_COMPLETED if
- * every step completed, DAG_FAILED if none did, else -1 (partial); 0
- * while a step has not ended.
+ * no step failed (a step not run because its run_when failure did not
+ * hold is no failure), DAG_FAILED if one failed and none completed, else
+ * -1 (partial); 0 while a step has not ended.
  */
 int
 dag_outcome(const struct dag *g, const enum dag_state *st)
 {
-	int done = 0;
+	int done = 0, failed = 0;
 
 	for (int i = 0; i < g->nsteps; i++) {
 		if (!ended(st[i]))
 			return 0;
 		done += st[i] == DAG_COMPLETED;
+		failed += st[i] == DAG_FAILED;
 	}
-	return done == g->nsteps ? DAG_COMPLETED : done == 0 ? DAG_FAILED : -1;
+	return failed == 0 ? DAG_COMPLETED : done == 0 ? DAG_FAILED : -1;
+}
+
+/*
+ * g from steps, a pipeline's steps in their native form (pipeline.c:
+ * step_id, depends_on, run_when, parallel), which stay borrowed (the
+ * step ids point into them).  0, or -1 when they are not such steps.
+ */
+int
+dag_load(struct dag *g, const json_t *steps, int fail_fast)
+{
+	size_t n = json_array_size(steps), i, k;
+	json_t *s, *d;
+
+	memset(g, 0, sizeof(*g));
+	if (!json_is_array(steps) || n == 0 || n > PIPELINE_STEPS_MAX)
+		return -1;
+	g->nsteps = (int)n;
+	g->fail_fast = fail_fast;
+	json_array_foreach(steps, i, s)
+	{
+		struct dag_step *t = &g->steps[i];
+		json_t *w = json_object_get(s, "run_when"),
+		       *p = json_object_get(s, "parallel");
+
+		if ((t->id = json_string_value(
+		         json_object_get(s, "step_id"))) == NULL)
+			return -1;
+		t->when = w == NULL || json_is_null(w)
+		    ? DAG_WHEN_SUCCESS
+		    : (enum dag_when)dag_when(json_string_value(w));
+		if ((int)t->when < 0)
+			return -1;
+		t->parallel = p == NULL || json_is_null(p) || json_is_true(p);
+	}
+	json_array_foreach(steps, i, s)
+	{
+		json_array_foreach(json_object_get(s, "depends_on"), k, d)
+		{
+			int at = -1;
+
+			for (int m = 0; m < g->nsteps && at < 0; m++)
+				if (json_is_string(d) &&
+				    strcmp(g->steps[m].id,
+				        json_string_value(d)) == 0)
+					at = m;
+			if (at < 0 || at == (int)i ||
+			    g->steps[i].ndeps >= PIPELINE_STEPS_MAX)
+				return -1;
+			g->steps[i].deps[g->steps[i].ndeps++] = at;
+		}
+	}
+	return 0;
 }

@@ -863,21 +863,25 @@ doc_check_url(json_t *v, const char *path, struct schedule_error *e)
 	return 0;
 }
 
-/* Checks one member k (not "type") of an agent target. */
+/*
+ * Checks one member k (not "type") of an agent target, or of a pipeline
+ * target (pipeline 1): the same members, its id under "pipeline".
+ */
 static int
-check_agent_member(
-    const char *k, json_t *v, const char *path, struct schedule_error *e)
+check_agent_member(const char *k, json_t *v, int pipeline, const char *path,
+    struct schedule_error *e)
 {
 	static const char *const envs[] = {
 	    "production", "staging", "development", NULL};
 	const char *s = json_string_value(v);
 	int i;
 
-	if (strcmp(k, "agent") == 0)
+	if (strcmp(k, pipeline ? "pipeline" : "agent") == 0)
 		return s && agent_slug_ok(s)
 		    ? 0
 		    : doc_fail(e, "invalid_field", path,
-		          "expected an agent id (a slug: a-z, 0-9 and '-')");
+		          "expected a%s id (a slug: a-z, 0-9 and '-')",
+		          pipeline ? " pipeline" : "n agent");
 	if (strcmp(k, "params") == 0)
 		return json_is_object(v) && depth_ok(v, PAYLOAD_DEPTH_MAX)
 		    ? 0
@@ -898,8 +902,8 @@ check_agent_member(
 		    ? 0
 		    : doc_fail(e, "invalid_field", path,
 		          "expected milliseconds from 1 to 31536000000");
-	return doc_fail(
-	    e, "unknown_field", path, "unknown field for an agent target");
+	return doc_fail(e, "unknown_field", path,
+	    "unknown field for a%s target", pipeline ? " pipeline" : "n agent");
 }
 
 /* Checks one member k (not "type") of a target of the given type. */
@@ -910,8 +914,9 @@ check_member(enum schedule_target type, const char *k, json_t *v,
 	const char *s = json_string_value(v);
 	int opt = json_is_null(v);
 
-	if (type == SCHEDULE_TARGET_AGENT)
-		return check_agent_member(k, v, path, e);
+	if (type == SCHEDULE_TARGET_AGENT || type == SCHEDULE_TARGET_PIPELINE)
+		return check_agent_member(
+		    k, v, type == SCHEDULE_TARGET_PIPELINE, path, e);
 
 	if (type == SCHEDULE_TARGET_EXEC && strcmp(k, "argv") == 0)
 		return check_argv(v, path, e);
@@ -959,12 +964,14 @@ check_target(json_t *t, enum schedule_target *type, struct schedule_error *e)
 	if (tv == NULL)
 		return doc_fail(e, "missing_field", "target.type", "required");
 	if (ty == NULL ||
-	    (strcmp(ty, "exec") && strcmp(ty, "http") && strcmp(ty, "agent")))
+	    (strcmp(ty, "exec") && strcmp(ty, "http") && strcmp(ty, "agent") &&
+	        strcmp(ty, "pipeline")))
 		return doc_fail(e, "invalid_field", "target.type",
-		    "expected \"exec\", \"http\" or \"agent\"");
+		    "expected \"exec\", \"http\", \"agent\" or \"pipeline\"");
 	*type = ty[0] == 'e' ? SCHEDULE_TARGET_EXEC
 	    : ty[0] == 'h'   ? SCHEDULE_TARGET_HTTP
-	                     : SCHEDULE_TARGET_AGENT;
+	    : ty[0] == 'a'   ? SCHEDULE_TARGET_AGENT
+	                     : SCHEDULE_TARGET_PIPELINE;
 	json_object_foreach(t, k, v)
 	{
 		snprintf(path, sizeof(path), "target.%s", k);
@@ -977,6 +984,10 @@ check_target(json_t *t, enum schedule_target *type, struct schedule_error *e)
 		return doc_fail(e, "missing_field", "target.url", "required");
 	if (*type == SCHEDULE_TARGET_AGENT && !json_object_get(t, "agent"))
 		return doc_fail(e, "missing_field", "target.agent", "required");
+	if (*type == SCHEDULE_TARGET_PIPELINE &&
+	    !json_object_get(t, "pipeline"))
+		return doc_fail(
+		    e, "missing_field", "target.pipeline", "required");
 	return 0;
 }
 

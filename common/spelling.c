@@ -378,13 +378,13 @@ apply_retry(json_t *root, struct schedule_doc *d, struct schedule_error *e)
 	return r;
 }
 
-/* 1 if t is an object of type "agent". */
+/* 1 if t is an object of type ty ("agent" or "pipeline"). */
 static int
-is_agent(json_t *t)
+is_type(json_t *t, const char *ty)
 {
-	const char *ty = json_string_value(json_object_get(t, "type"));
+	const char *s = json_string_value(json_object_get(t, "type"));
 
-	return json_is_object(t) && ty && strcmp(ty, "agent") == 0;
+	return json_is_object(t) && s && strcmp(s, ty) == 0;
 }
 
 /*
@@ -399,6 +399,8 @@ base_target(json_t *root, const struct schedule_doc *base)
 
 	if (t && json_object_get(root, "agentId"))
 		json_object_del(t, "agent");
+	if (t && json_object_get(root, "pipelineId"))
+		json_object_del(t, "pipeline");
 	if (t && json_object_get(root, "params"))
 		json_object_del(t, "params");
 	if (t && json_object_get(root, "timeout"))
@@ -407,74 +409,94 @@ base_target(json_t *root, const struct schedule_doc *base)
 }
 
 /*
- * The agent target the seed's members go into, or NULL: for targetType
- * "agent" or agentId a new one (where a native target is the field
- * spelled twice), or the body's own agent target; a patch of an agent
- * schedule that names agentId, params or timeout without a native target
- * starts from the base's.  Returns 0 with *out borrowed from root, or -1
- * with *e set.
+ * The agent or pipeline target the seed's members go into, or NULL: for
+ * targetType "agent" or agentId (targetType "pipeline" or pipelineId) a
+ * new one (where a native target is the field spelled twice), or the
+ * body's own agent or pipeline target; a patch of such a schedule that
+ * names its id, params or timeout without a native target starts from
+ * the base's.  *kind is "agent" or "pipeline" (its id member's name).
+ * Returns 0 with *out borrowed from root, or -1 with *e set.
  */
 static int
-agent_target(json_t *root, const struct schedule_doc *base, json_t **out,
-    struct schedule_doc *d, struct schedule_error *e)
+orch_target(json_t *root, const struct schedule_doc *base, json_t **out,
+    const char **kind, struct schedule_doc *d, struct schedule_error *e)
 {
 	json_t *tt = json_object_get(root, "targetType");
 	const char *s = json_string_value(tt);
 	int pid = json_object_get(root, "pipelineId") != NULL;
 	int aid = json_object_get(root, "agentId") != NULL;
-	int from_base = base && is_agent(base->target) &&
-	    !json_object_get(root, "target") &&
-	    (aid || has(root, "params", "timeout"));
+	int from_base;
 
 	*out = NULL;
-	if (pid || (s && strcmp(s, "pipeline") == 0))
-		return doc_fail(e, "invalid_field",
-		    pid ? "pipelineId" : "targetType",
-		    "pipelines come with a later release of cronvisor; a "
-		    "schedule targets one agent (targetType \"agent\" and "
-		    "agentId)");
-	if (tt && !json_is_null(tt) && (s == NULL || strcmp(s, "agent") != 0))
+	if (tt && !json_is_null(tt) &&
+	    (s == NULL || (strcmp(s, "agent") && strcmp(s, "pipeline"))))
 		return doc_fail(e, "invalid_field", "targetType",
 		    "expected \"agent\" or \"pipeline\"");
-	if (s == NULL && !aid && !from_base)
+	if (aid && pid)
+		return doc_fail(e, "invalid_field", "pipelineId",
+		    "a schedule targets an agent (agentId) or a pipeline "
+		    "(pipelineId), not both");
+	if (s != NULL &&
+	    ((aid && strcmp(s, "agent")) || (pid && strcmp(s, "pipeline"))))
+		return doc_fail(e, "invalid_field",
+		    aid ? "agentId" : "pipelineId",
+		    "does not go with targetType \"%s\"", s);
+	/* Not s itself: targetType goes from root below. */
+	*kind = s ? (strcmp(s, "agent") ? "pipeline" : "agent")
+	    : pid ? "pipeline"
+	    : aid ? "agent"
+	    : base && is_type(base->target, "pipeline") ? "pipeline"
+	                                                : "agent";
+	from_base = base && is_type(base->target, *kind) &&
+	    !json_object_get(root, "target") &&
+	    (aid || pid || has(root, "params", "timeout"));
+	if (s == NULL && !aid && !pid && !from_base)
 		goto out;
-	if (!aid && !from_base)
-		return doc_fail(e, "missing_field", "agentId",
-		    "required for targetType \"agent\"");
-	if (put(root, "target", "target", s ? "targetType" : "agentId",
+	if (!aid && !pid && !from_base)
+		return doc_fail(e, "missing_field",
+		    strcmp(*kind, "agent") ? "pipelineId" : "agentId",
+		    "required for targetType \"%s\"", *kind);
+	if (put(root, "target", "target",
+	        s ? "targetType" : (aid ? "agentId" : "pipelineId"),
 	        from_base ? base_target(root, base)
-	                  : json_pack("{s:s}", "type", "agent"),
+	                  : json_pack("{s:s}", "type", *kind),
 	        d, e) == -1)
 		return -1;
 out:
 	json_object_del(root, "targetType");
-	if (is_agent(json_object_get(root, "target")))
+	if (is_type(json_object_get(root, "target"), *kind))
 		*out = json_object_get(root, "target");
 	return 0;
 }
 
 /*
- * Seed 004's target members (targetType, agentId, params, timeout): an
- * agent target takes agentId, params and the timeout as they are (its
- * timeout_ms; null: the agent's); without one, params has nowhere to go
- * and the timeout is the run's, in whole seconds (timeout_seconds).
+ * Seed 004's target members (targetType, agentId or pipelineId, params,
+ * timeout): an agent or pipeline target takes its id, params and the
+ * timeout as they are (its timeout_ms; null: the agent's); without one,
+ * params has nowhere to go and the timeout is the run's, in whole
+ * seconds (timeout_seconds).
  */
 static int
 apply_target(json_t *root, const struct schedule_doc *base,
     struct schedule_doc *d, struct schedule_error *e)
 {
+	const char *kind = "agent";
 	json_t *t, *v;
 
-	if (agent_target(root, base, &t, d, e) == -1)
+	if (orch_target(root, base, &t, &kind, d, e) == -1)
 		return -1;
 	if (t == NULL && json_object_get(root, "params"))
 		return doc_fail(e, "invalid_field", "params",
-		    "params go to an agent: give targetType \"agent\" and "
-		    "agentId");
+		    "params go to an agent or a pipeline: give targetType "
+		    "\"agent\" and agentId, or \"pipeline\" and pipelineId");
 	if (t == NULL)
 		return move_ms(
 		    root, "timeout", "timeout_seconds", 31536000, d, e);
-	if (move(root, "agentId", t, "agent", "target.agent", d, e) == -1 ||
+	/* Literals: the notes keep the paths they are given. */
+	if (move(root, strcmp(kind, "agent") ? "pipelineId" : "agentId", t,
+	        kind,
+	        strcmp(kind, "agent") ? "target.pipeline" : "target.agent", d,
+	        e) == -1 ||
 	    move(root, "params", t, "params", "target.params", d, e) == -1)
 		return -1;
 	if (json_is_null(v = json_object_get(root, "timeout"))) {

@@ -100,14 +100,18 @@ BEGIN
         -- The attempt of a slot whose agent target has a data-source
         -- param expands it (013_fanout.sql): its execution has no job
         -- until the expansion writes them.
-        IF NEW.kind = 'slot' AND EXISTS (
+        -- A pipeline's always does (014_pipeline_runs.sql).
+        IF NEW.kind = 'slot' AND (EXISTS (
                SELECT 1 FROM schedules s,
                              jsonb_each(CASE WHEN jsonb_typeof(s.target -> 'params')
                                                   = 'object'
                                              THEN s.target -> 'params' END) p
                WHERE s.id = NEW.schedule_id AND s.target ->> 'type' = 'agent'
                  AND jsonb_typeof(p.value) = 'string'
-                 AND left(p.value #>> '{}', 3) = 'db:') THEN
+                 AND left(p.value #>> '{}', 3) = 'db:') OR EXISTS (
+               SELECT 1 FROM schedules s
+               WHERE s.id = NEW.schedule_id
+                 AND s.target ->> 'type' = 'pipeline')) THEN
             NEW.kind := 'fanout';
         END IF;
         IF NOT NEW.triggered THEN
@@ -197,13 +201,48 @@ LANGUAGE sql STABLE AS $$
                'pending', count(*) FILTER (WHERE status = 'pending'),
                'running', count(*) FILTER (WHERE status = 'running'),
                'completed', count(*) FILTER (WHERE status = 'completed'),
-               'failed', count(*) FILTER (WHERE status = 'failed'))
+               'failed', count(*) FILTER (WHERE status = 'failed'),
+               'skipped', count(*) FILTER (WHERE status = 'skipped'))
     FROM jobs WHERE execution_id = x
+$$;
+
+-- A pipeline's execution, step by step (docs/orchestration.md): each step
+-- of its pipeline with its jobs (one per context) counted by status;
+-- NULL for an execution that is not a pipeline's.
+CREATE OR REPLACE FUNCTION cronvisor_execution_steps(x executions)
+RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+               'pipeline_id', x.metadata #>> '{pipeline,pipeline_id}',
+               'fail_fast', (x.metadata #>> '{pipeline,fail_fast}')::boolean,
+               'contexts', (x.metadata #>> '{pipeline,contexts}')::bigint,
+               'steps', coalesce((
+                   SELECT jsonb_agg(jsonb_build_object(
+                              'step_id', st.value ->> 'step_id',
+                              'agent_id', st.value ->> 'agent_id',
+                              'depends_on', coalesce(st.value -> 'depends_on',
+                                                     '[]'),
+                              'jobs', (
+                                  SELECT jsonb_build_object(
+                                      'pending', count(*) FILTER (WHERE j.status = 'pending'),
+                                      'running', count(*) FILTER (WHERE j.status = 'running'),
+                                      'completed', count(*) FILTER (WHERE j.status = 'completed'),
+                                      'failed', count(*) FILTER (WHERE j.status = 'failed'),
+                                      'skipped', count(*) FILTER (WHERE j.status = 'skipped'))
+                                  FROM jobs j
+                                  WHERE j.execution_id = x.id
+                                    AND j.context IS NOT NULL
+                                    AND j.step = st.k - 1))
+                          ORDER BY st.k)
+                   FROM jsonb_array_elements(x.metadata #> '{pipeline,steps}')
+                        WITH ORDINALITY AS st(value, k)), '[]'))
+    WHERE x.metadata ? 'pipeline'
 $$;
 
 -- A jobs row as the API returns it; attempts is how many runs it had.
 -- A pending job of an agent that is unhealthy, whose jobs wait for it
--- (when_unhealthy: wait), says so in wait_reason.
+-- (when_unhealthy: wait), says so in wait_reason; a pipeline step's says
+-- why it waits, or why it was not run (skipped).
 CREATE OR REPLACE FUNCTION cronvisor_job_json(j jobs) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
     SELECT (to_jsonb(j) - ARRAY['job_key'])
@@ -216,18 +255,24 @@ LANGUAGE sql STABLE AS $$
                'finished_at', cronvisor_time(j.finished_at),
                'attempt_count', (SELECT count(*) FROM runs r
                                  WHERE r.job_id = j.id),
-               'wait_reason', CASE WHEN j.status = 'pending'
-                                    AND j.agent_id IS NOT NULL THEN (
-                   SELECT 'agent ' || a.agent_id
-                          || ' is unhealthy (when_unhealthy: wait), probed at '
-                          || cronvisor_time(a.health_checked_at) || ': '
-                          || coalesce(a.health_error,
-                                      'its health probe failed')
-                   FROM schedules s JOIN agents a ON a.owner = s.owner
-                   WHERE s.id = j.schedule_id AND a.agent_id = j.agent_id
-                     AND a.enabled AND a.health_url IS NOT NULL
-                     AND a.healthy IS FALSE AND a.when_unhealthy = 'wait')
-               END)
+               -- A pipeline's step: why it waits or was not run.
+               'step_id', j.pipeline_step_id,
+               'wait_reason', coalesce(
+                   CASE WHEN j.status = 'pending' AND j.agent_id IS NOT NULL THEN (
+                       SELECT 'agent ' || a.agent_id
+                              || ' is unhealthy (when_unhealthy: wait), probed at '
+                              || cronvisor_time(a.health_checked_at) || ': '
+                              || coalesce(a.health_error,
+                                          'its health probe failed')
+                       FROM schedules s JOIN agents a ON a.owner = s.owner
+                       WHERE s.id = j.schedule_id AND a.agent_id = j.agent_id
+                         AND a.enabled AND a.health_url IS NOT NULL
+                         AND a.healthy IS FALSE AND a.when_unhealthy = 'wait')
+                   END,
+                   j.wait_reason,
+                   CASE WHEN j.status = 'pending' AND j.context IS NOT NULL
+                             AND j.ready_at IS NULL
+                        THEN 'waiting for the steps it depends on' END))
 $$;
 
 -- An agents row as the API returns it (docs/agents.md): never its

@@ -1007,6 +1007,33 @@ claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
 }
 
 /*
+ * The retry of a pipeline step's job, from its jobs.retry (text, or NULL:
+ * the schedule's): {max_retries, backoff, delay_ms}, delay_ms null for the
+ * schedule's delay.
+ */
+static void
+job_retry(struct job *j, const char *text)
+{
+	json_t *r = text ? json_loads(text, 0, NULL) : NULL, *d;
+	enum backoff b = BACKOFF_EXPONENTIAL;
+
+	if (!json_is_object(r)) {
+		json_decref(r);
+		return;
+	}
+	j->own_retry = 1;
+	j->retry.max_retries =
+	    json_integer_value(json_object_get(r, "max_retries"));
+	if (json_is_string(json_object_get(r, "backoff")))
+		(void)retry_backoff_parse(
+		    json_string_value(json_object_get(r, "backoff")), &b);
+	j->retry.backoff = b;
+	d = json_object_get(r, "delay_ms");
+	j->retry.delay = json_is_integer(d) ? json_integer_value(d) : -1;
+	json_decref(r);
+}
+
+/*
  * A job for row i of claim_jobs or claim_reports, whose first columns are
  * the same (the run's id, schedule, schedule name, slot, repeat, attempt),
  * put on the claim's list; spent_col: the column of its job's failures.
@@ -1017,7 +1044,9 @@ _Static_assert((int)CLAIM_JOB_COL_ID == (int)CLAIM_REPORT_COL_ID &&
         (int)CLAIM_JOB_COL_NAME == (int)CLAIM_REPORT_COL_NAME &&
         (int)CLAIM_JOB_COL_SLOT == (int)CLAIM_REPORT_COL_SLOT &&
         (int)CLAIM_JOB_COL_REPEAT == (int)CLAIM_REPORT_COL_REPEAT &&
-        (int)CLAIM_JOB_COL_ATTEMPT == (int)CLAIM_REPORT_COL_ATTEMPT,
+        (int)CLAIM_JOB_COL_ATTEMPT == (int)CLAIM_REPORT_COL_ATTEMPT &&
+        (int)CLAIM_JOB_COL_RETRY == (int)CLAIM_JOB_COL_SPENT + 1 &&
+        (int)CLAIM_REPORT_COL_RETRY == (int)CLAIM_REPORT_COL_SPENT + 1,
     "claim_job and claim_report begin alike");
 static struct job *
 job_of_row(struct claim *cl, const struct db_rows *rows, int i, int spent_col)
@@ -1042,6 +1071,7 @@ job_of_row(struct claim *cl, const struct db_rows *rows, int i, int spent_col)
 	j->attempt =
 	    strtoll(db_rows_value(rows, i, CLAIM_REPORT_COL_ATTEMPT), NULL, 10);
 	j->spent = strtoll(db_rows_value(rows, i, spent_col), NULL, 10);
+	job_retry(j, db_rows_value(rows, i, spent_col + 1));
 	j->fd = -1;
 	j->agent = 1;
 	j->next = cl->jobs;

@@ -884,6 +884,9 @@ db_work(void *arg)
 	/* Results gathered for a moment (jobs_ended()), unless stopping. */
 	if (!sv.db_down && (now_ms >= jobs_ended() || sv.stopping))
 		finish_ended();
+	/* Pipeline steps made ready by those ends: claimed this turn. */
+	if (pipeline_started())
+		sv.want_claim = 1;
 	/* The reports gathered since the first one's wake. */
 	if (sv.report_ms != 0 && now_ms >= sv.report_ms) {
 		sv.report_ms = 0;

@@ -107,6 +107,9 @@ struct job {
 	enum run_kind kind;          /* what it is */
 	char *fan_target;            /* KIND_FANOUT: the target to expand */
 	int64_t spent;               /* KIND_JOB: its job's failures so far */
+	int own_retry;               /* KIND_JOB: a pipeline step's retry: */
+	struct retry_policy retry;   /* its retry, delay in ms (-1: the */
+	                             /* schedule's) */
 	struct spec_buf sb;          /* what spec points to */
 	struct run_spec spec;        /* what the runner runs */
 	char spawn_error[CV_ERRLEN]; /* non-empty: it cannot start */
@@ -292,6 +295,13 @@ int fanout_settle(
 int fanout_settle_rows(
     struct db *db, const struct db_rows *rows, char *err, size_t errlen);
 json_t *fanout_next(const struct job *j, const struct retry_policy *pol);
+
+/* pipeline.c: pipelines' contexts, decided as their steps end. */
+json_t *pipeline_plan_steps(const struct dag *g, json_t *steps);
+int pipeline_advance(struct db *db, json_t *ctxs, char *err, size_t errlen);
+int pipeline_advance_rows(
+    struct db *db, const struct db_rows *rows, char *err, size_t errlen);
+int pipeline_started(void);
 
 /* finish.c: a run's result and its schedule's next state. */
 int finish_run_in(struct db *db, int64_t lease, const struct job *j, int bare,

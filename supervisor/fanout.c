@@ -168,17 +168,24 @@ out:
 
 /*
  * Writes the plan of fanout attempt j (values, the JSON array of n of
- * them, for param; meta its metadata) and leaves it waiting, in one
- * transaction; an execution with nothing left to do settles at once.
- * 0, or -1 with err set.
+ * them, for param, NULL for none; meta its metadata members) and leaves
+ * it waiting, in one transaction: a job per value, or for a pipeline's
+ * (pipeline its id, steps its plan's steps: pipeline_plan_steps()) a
+ * job per value and step, the contexts of a retry decided again.  An
+ * execution with nothing left to do settles at once.  0, or -1 with err
+ * set.
  */
 static int
 write_plan(struct db *db, int64_t lease, struct job *j, const char *values,
     const char *param, int64_t batch, int64_t stagger, json_t *meta,
-    const char *output, char *err, size_t errlen)
+    const char *output, const char *pipeline, json_t *steps, char *err,
+    size_t errlen)
 {
-	char l[24], b[24], st[24], *m = json_dumps(meta, JSON_COMPACT);
-	const char *p[8] = {j->run_id, l, values, param, b, st, m, output};
+	char l[24], b[24], st[24],
+	    *m = json_dumps(meta, JSON_COMPACT),
+	    *sp = steps ? json_dumps(steps, JSON_COMPACT) : NULL;
+	const char *p[10] = {
+	    j->run_id, l, values, param, b, st, m, output, sp, pipeline};
 	struct db_rows *rows = NULL;
 	json_t *xs;
 	int r = -1;
@@ -186,13 +193,13 @@ write_plan(struct db *db, int64_t lease, struct job *j, const char *values,
 	snprintf(l, sizeof(l), "%lld", (long long)lease);
 	snprintf(b, sizeof(b), "%lld", (long long)batch);
 	snprintf(st, sizeof(st), "%lld", (long long)stagger);
-	if (m == NULL) {
+	if (m == NULL || (steps != NULL && sp == NULL)) {
 		log_errbuf(err, errlen, "out of memory");
-		return -1;
+		goto out;
 	}
 	if (db_begin(db, err, errlen) == -1)
 		goto out;
-	if ((rows = db_query(db, SQL_fanout_plan, 8, p, err, errlen)) == NULL)
+	if ((rows = db_query(db, SQL_fanout_plan, 10, p, err, errlen)) == NULL)
 		goto fail;
 	if (db_rows_count(rows) == 0 ||
 	    strcmp(db_rows_value(rows, 0, 2), "1") != 0) {
@@ -204,6 +211,12 @@ write_plan(struct db *db, int64_t lease, struct job *j, const char *values,
 		r = 0;
 		goto out;
 	}
+	/* A retry of the slot: its contexts are decided again. */
+	if (steps != NULL && strcmp(db_rows_value(rows, 0, 3), "0") != 0 &&
+	    pipeline_advance(db,
+	        json_pack("[{s:s, s:n}]", "x", db_rows_value(rows, 0, 0), "c"),
+	        err, errlen) == -1)
+		goto fail;
 	xs = json_pack("[s]", db_rows_value(rows, 0, 0));
 	if (xs == NULL ||
 	    fanout_settle(db, xs, json_array(), err, errlen) == -1)
@@ -215,7 +228,70 @@ fail:
 out:
 	db_rows_free(rows);
 	free(m);
+	free(sp);
 	return r;
+}
+
+/*
+ * The pipeline of j's target t, for its plan: its graph into g, its
+ * plan's steps (pipeline_plan_steps()) and its metadata into meta
+ * (member "pipeline").  The steps, or NULL after expand_failed() (or
+ * with err set and *dberr on a database failure).
+ */
+static json_t *
+load_pipeline(struct db *db, struct job *j, json_t *t, struct dag *g,
+    json_t *meta, int *dberr, char *err, size_t errlen)
+{
+	const char *p[2] = {
+	    j->owner, json_string_value(json_object_get(t, "pipeline"))};
+	struct db_rows *rows;
+	json_t *steps = NULL, *plan = NULL;
+	int ff;
+
+	*dberr = 0;
+	if (p[1] == NULL) {
+		expand_failed(j, 0, "target.pipeline: missing");
+		return NULL;
+	}
+	if ((rows = db_query(db, SQL_fanout_pipeline, 2, p, err, errlen)) ==
+	    NULL) {
+		*dberr = 1;
+		return NULL;
+	}
+	if (db_rows_count(rows) == 0) {
+		expand_failed(j, 0,
+		    "target.pipeline: owner %s has no pipeline "
+		    "\"%s\" (deleted since the schedule was saved)",
+		    j->owner, p[1]);
+		goto out;
+	}
+	if (strcmp(db_rows_value(rows, 0, 2), "t") != 0) {
+		expand_failed(
+		    j, 0, "target.pipeline: pipeline \"%s\" is disabled", p[1]);
+		goto out;
+	}
+	ff = strcmp(db_rows_value(rows, 0, 1), "t") == 0;
+	steps = json_loads(db_rows_value(rows, 0, 0), 0, NULL);
+	if (steps == NULL || dag_load(g, steps, ff) == -1) {
+		expand_failed(j, 0,
+		    "target.pipeline: the steps of pipeline \"%s\" cannot be "
+		    "read",
+		    p[1]);
+		goto out;
+	}
+	if ((plan = pipeline_plan_steps(g, steps)) == NULL ||
+	    json_object_set_new(meta, "pipeline",
+	        json_pack("{s:s, s:b, s:O}", "pipeline_id", p[1], "fail_fast",
+	            ff, "steps", steps)) == -1) {
+		json_decref(plan);
+		plan = NULL;
+		log_errbuf(err, errlen, "out of memory");
+		*dberr = 1;
+	}
+out:
+	json_decref(steps);
+	db_rows_free(rows);
+	return plan;
 }
 
 /*
@@ -223,18 +299,28 @@ out:
  * waits in the database: the caller drops j), 0 when it failed (j ends
  * without a runner, failed), -1 on a database failure (err set; j ends
  * as failed, retryable, and its result waits to be written like any).
+ * An agent target expands its data-source param into a job per value; a
+ * pipeline target into a context per value (one without such a param),
+ * and in each a job per step.
  */
 static int
 expand(struct db *db, const struct config *cf, int64_t lease, struct job *j,
     char *err, size_t errlen)
 {
-	json_t *t = json_loads(j->fan_target, 0, NULL), *params, *v, *meta;
-	const char *k, *key = NULL, *src = NULL;
+	json_t *t = json_loads(j->fan_target, 0, NULL), *params, *v,
+	       *meta = json_object(), *steps = NULL, *pl;
+	const char *k, *key = NULL, *src = NULL, *pid = NULL;
 	struct ds_spec d = {0};
+	struct dag *g = NULL;
 	char why[CV_ERRLEN], field[160], out[256], *values = NULL;
-	int64_t n = 0, batch, stagger, batches;
+	int64_t n = 1, batch = 1, stagger = 0, batches = 1;
 	int dberr = 0, r = 0;
 
+	if (meta == NULL) {
+		expand_failed(j, 2, "out of memory");
+		r = -1;
+		goto out;
+	}
 	params = json_object_get(t, "params");
 	json_object_foreach(params, k, v)
 	{
@@ -250,60 +336,103 @@ expand(struct db *db, const struct config *cf, int64_t lease, struct job *j,
 		key = k;
 		src = json_string_value(v);
 	}
-	if (key == NULL) {
+	if (strcmp(json_string_value(json_object_get(t, "type"))
+	            ? json_string_value(json_object_get(t, "type"))
+	            : "",
+	        "pipeline") == 0) {
+		pid = json_string_value(json_object_get(t, "pipeline"));
+		if ((g = malloc(sizeof(*g))) == NULL ||
+		    (steps = load_pipeline(
+		         db, j, t, g, meta, &dberr, err, errlen)) == NULL) {
+			if (g == NULL || dberr) {
+				expand_failed(j, 2, "the pipeline of %s: %s",
+				    j->run_id, g ? err : "out of memory");
+				r = -1;
+			}
+			goto out;
+		}
+	}
+	if (key == NULL && steps == NULL) {
 		expand_failed(j, 0, "target.params: no data-source string");
 		goto out;
 	}
-	snprintf(field, sizeof(field), "target.params.%s", key);
-	if (ds_parse(src, &d, why, sizeof(why)) == -1) {
-		expand_failed(j, 0, "%s: %s", field, why);
-		goto out;
-	}
-	values = read_values(db, cf, j, &d, field, &n, &dberr, err, errlen);
-	if (values == NULL) {
-		if (dberr) {
-			expand_failed(
-			    j, 2, "the expansion of %s: %s", field, err);
-			r = -1;
+	if (key != NULL) {
+		snprintf(field, sizeof(field), "target.params.%s", key);
+		if (ds_parse(src, &d, why, sizeof(why)) == -1) {
+			expand_failed(j, 0, "%s: %s", field, why);
+			goto out;
 		}
-		goto out;
+		values =
+		    read_values(db, cf, j, &d, field, &n, &dberr, err, errlen);
+		if (values == NULL) {
+			if (dberr) {
+				expand_failed(j, 2, "the expansion of %s: %s",
+				    field, err);
+				r = -1;
+			}
+			goto out;
+		}
+		if (n > cf->datasource_row_limit) {
+			expand_failed(j, 0,
+			    "%s: %s has more than %lld values "
+			    "(datasource_row_limit)",
+			    field, d.table,
+			    (long long)cf->datasource_row_limit);
+			goto out;
+		}
+		batch = d.batch_size > 0 ? d.batch_size : cf->fanout_batch_size;
+		stagger =
+		    d.stagger_ms >= 0 ? d.stagger_ms : cf->fanout_stagger_ms;
+		batches = (n + batch - 1) / batch;
+		if (json_object_set_new(meta, "fanout",
+		        json_pack(
+		            "{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o}",
+		            "param", key, "source", src, "table", d.table,
+		            "field", d.field, "values", (json_int_t)n,
+		            "batches", (json_int_t)batches, "batch_size",
+		            (json_int_t)batch, "stagger_ms",
+		            (json_int_t)stagger, "max_failures",
+		            batch_int(d.max_failures, d.max_failures < 0),
+		            "max_failures_percent",
+		            batch_int(d.max_failures_pct,
+		                d.max_failures_pct < 0))) == -1) {
+			expand_failed(j, 2, "out of memory");
+			r = -1;
+			goto out;
+		}
+		snprintf(out, sizeof(out),
+		    "%s expanded to %lld values in %lld batches of %lld, %lld "
+		    "ms apart",
+		    key, (long long)n, (long long)batches, (long long)batch,
+		    (long long)stagger);
+	} else {
+		snprintf(field, sizeof(field), "target.pipeline");
+		snprintf(out, sizeof(out), "pipeline %s: one context", pid);
 	}
-	if (n > cf->datasource_row_limit) {
-		expand_failed(j, 0,
-		    "%s: %s has more than %lld values "
-		    "(datasource_row_limit)",
-		    field, d.table, (long long)cf->datasource_row_limit);
-		goto out;
+	if ((pl = json_object_get(meta, "pipeline")) != NULL) {
+		json_object_set_new(pl, "contexts", json_integer(n));
+		if (key != NULL) {
+			size_t o = strlen(out);
+
+			snprintf(out + o, sizeof(out) - o,
+			    "; pipeline %s: a context each", pid);
+		}
 	}
-	batch = d.batch_size > 0 ? d.batch_size : cf->fanout_batch_size;
-	stagger = d.stagger_ms >= 0 ? d.stagger_ms : cf->fanout_stagger_ms;
-	batches = (n + batch - 1) / batch;
-	meta = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o}",
-	    "param", key, "source", src, "table", d.table, "field", d.field,
-	    "values", (json_int_t)n, "batches", (json_int_t)batches,
-	    "batch_size", (json_int_t)batch, "stagger_ms", (json_int_t)stagger,
-	    "max_failures", batch_int(d.max_failures, d.max_failures < 0),
-	    "max_failures_percent",
-	    batch_int(d.max_failures_pct, d.max_failures_pct < 0));
-	snprintf(out, sizeof(out),
-	    "%s expanded to %lld values in %lld batches of %lld, %lld ms "
-	    "apart",
-	    key, (long long)n, (long long)batches, (long long)batch,
-	    (long long)stagger);
-	if (meta == NULL ||
-	    write_plan(db, lease, j, values, key, batch, stagger, meta, out,
-	        err, errlen) == -1) {
-		expand_failed(j, 2, "the plan of %s cannot be written: %s",
-		    field, meta ? err : "out of memory");
+	if (write_plan(db, lease, j, values ? values : "[null]", key, batch,
+	        stagger, meta, out, pid, steps, err, errlen) == -1) {
+		expand_failed(
+		    j, 2, "the plan of %s cannot be written: %s", field, err);
 		r = -1;
 	} else {
 		log_info("run %s schedule \"%s\": %s", j->run_id, j->name, out);
 		r = 1;
 	}
-	json_decref(meta);
 out:
 	free(values);
+	free(g);
 	ds_spec_clear(&d);
+	json_decref(steps);
+	json_decref(meta);
 	json_decref(t);
 	return r;
 }
@@ -411,7 +540,8 @@ fanout_settle_rows(
 }
 
 /*
- * What follows attempt j of a fan-out job under pol (its schedule's):
+ * What follows attempt j of a fan-out job under pol (its schedule's; a
+ * pipeline step's own retry, if it has one, instead):
  * {id, again, delay, spent} for finish_jobs.  A failure counts toward
  * max_retries (a result marked not retryable spends them all); an
  * interrupted attempt (a supervisor stopped) goes again at once without
@@ -434,10 +564,23 @@ fanout_next(const struct job *j, const struct retry_policy *pol)
 	case OUTCOME_TIMEOUT:
 	case OUTCOME_LOST:
 		spent++;
-		again = j->verdict.retryable && pol != NULL &&
-		    spent <= pol->max_retries;
-		if (again)
-			delay = retry_backoff(pol, spent) * 1000;
+		if (j->own_retry) {
+			/* A step's: its delay in ms, else the schedule's. */
+			struct retry_policy own = j->retry;
+
+			if (own.delay < 0)
+				own.delay =
+				    pol != NULL ? pol->delay * 1000 : 60000;
+			again =
+			    j->verdict.retryable && spent <= own.max_retries;
+			if (again)
+				delay = retry_backoff(&own, spent);
+		} else {
+			again = j->verdict.retryable && pol != NULL &&
+			    spent <= pol->max_retries;
+			if (again)
+				delay = retry_backoff(pol, spent) * 1000;
+		}
 		if (again && j->fs == FRAME_OK &&
 		    j->res.retry_after * 1000 > delay)
 			delay = j->res.retry_after * 1000;

@@ -515,6 +515,7 @@ end_job_runs(struct db *db, int64_t lease, const struct job *const *v, size_t n,
 		    batch_query(db, SQL_finish_jobs, NULL, next, err, errlen);
 		next = NULL;
 		if (ends == NULL ||
+		    pipeline_advance_rows(db, ends, err, errlen) == -1 ||
 		    fanout_settle_rows(db, ends, err, errlen) == -1)
 			goto out;
 	}

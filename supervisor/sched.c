@@ -646,7 +646,8 @@ sched_agent_env(const struct sched *s, char *env, size_t len)
 
 /*
  * 1 when target (a schedule's, JSON) is an agent target one of whose
- * params is a data-source string: its slots fan out (fanout.c).  The same
+ * params is a data-source string, or a pipeline target: its slots fan
+ * out (fanout.c, pipeline.c).  The same
  * rule as cronvisor_run_job() in sql/functions.sql, which marks their
  * attempts.
  */
@@ -657,11 +658,18 @@ sched_fanout(const char *target)
 	const char *k;
 	int fan = 0;
 
-	if (target[0] == '\0' || strstr(target, "db:") == NULL ||
+	if (target[0] == '\0' ||
+	    (strstr(target, "db:") == NULL &&
+	        strstr(target, "\"pipeline\"") == NULL) ||
 	    (t = json_loads(target, 0, NULL)) == NULL)
 		return 0;
 	ty = json_object_get(t, "type");
-	if (json_is_string(ty) && strcmp(json_string_value(ty), "agent") == 0)
+	/* A pipeline's slot always expands: into one context, or more. */
+	if (json_is_string(ty) &&
+	    strcmp(json_string_value(ty), "pipeline") == 0)
+		fan = 1;
+	else if (json_is_string(ty) &&
+	    strcmp(json_string_value(ty), "agent") == 0)
 		json_object_foreach(json_object_get(t, "params"), k, v) fan |=
 		    ds_is_source(json_string_value(v));
 	json_decref(t);

@@ -97,9 +97,9 @@ refused "cronExpression and cron" invalid_field cronExpression \
 	'{"name": "x", "cronExpression": "0 2 * * 0", "cron": "0 2 * * 0", '"$agent"'}'
 refused "repeat and kind disagree" invalid_field repeat \
 	'{"name": "x", "repeat": "once", "kind": "cron", "cron": "0 2 * * 0", '"$agent"'}'
-refused "a pipeline" invalid_field pipelineId \
+refused "a pipeline the owner does not have" invalid_field pipelineId \
 	'{"name": "x", "repeat": "repeating", "interval": 60000, "targetType": "pipeline", "pipelineId": "p"}'
-refused "targetType pipeline" invalid_field targetType \
+refused "targetType pipeline without pipelineId" missing_field pipelineId \
 	'{"name": "x", "repeat": "repeating", "interval": 60000, "targetType": "pipeline"}'
 refused "bad cronExpression" invalid_field cronExpression \
 	'{"name": "x", "scheduleType": "cron", "cronExpression": "61 * * * *"}'

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cvtest.h"
 #include "cronvisor.h"
 
@@ -142,11 +144,54 @@ START_TEST(test_run_when)
 	ck_assert_int_eq(st[1], DAG_NOT_RUN);
 	ck_assert_str_eq(
 	    why[1], "run_when failure: no step it depends on failed");
+	/* A handler not needed is no failure of its context. */
+	ck_assert_int_eq(dag_outcome(&g, st), DAG_COMPLETED);
 	ck_assert_int_eq(dag_when("success"), DAG_WHEN_SUCCESS);
 	ck_assert_int_eq(dag_when("done"), DAG_WHEN_DONE);
 	ck_assert_int_eq(dag_when("failure"), DAG_WHEN_FAILURE);
 	ck_assert_int_eq(dag_when("always"), -1);
 	ck_assert_int_eq(dag_when(NULL), -1);
+}
+END_TEST
+
+/* dag_load() reads the native steps the API stores. */
+START_TEST(test_load)
+{
+	json_t *steps =
+	    json_loads("[{\"step_id\": \"collect\", \"agent_id\": \"x\"},"
+	               " {\"step_id\": \"analyze\", \"agent_id\": \"x\","
+	               "  \"depends_on\": [\"collect\"], \"parallel\": false},"
+	               " {\"step_id\": \"alert\", \"agent_id\": \"x\","
+	               "  \"depends_on\": [\"collect\", \"analyze\"],"
+	               "  \"run_when\": \"failure\"}]",
+	        0, NULL);
+	json_t *bad = json_loads(
+	    "[{\"step_id\": \"a\", \"depends_on\": [\"zz\"]}]", 0, NULL);
+	json_t *self = json_loads(
+	    "[{\"step_id\": \"a\", \"depends_on\": [\"a\"]}]", 0, NULL);
+	json_t *when = json_loads(
+	    "[{\"step_id\": \"a\", \"run_when\": \"always\"}]", 0, NULL);
+
+	ck_assert_int_eq(dag_load(&g, steps, 1), 0);
+	ck_assert_int_eq(g.nsteps, 3);
+	ck_assert_int_eq(g.fail_fast, 1);
+	ck_assert_str_eq(g.steps[1].id, "analyze");
+	ck_assert_int_eq(g.steps[0].parallel, 1);
+	ck_assert_int_eq(g.steps[1].parallel, 0);
+	ck_assert_int_eq(g.steps[1].ndeps, 1);
+	ck_assert_int_eq(g.steps[1].deps[0], 0);
+	ck_assert_int_eq(g.steps[2].ndeps, 2);
+	ck_assert_int_eq(g.steps[2].deps[1], 1);
+	ck_assert_int_eq(g.steps[2].when, DAG_WHEN_FAILURE);
+	ck_assert_int_eq(g.steps[0].when, DAG_WHEN_SUCCESS);
+	ck_assert_int_eq(dag_load(&g, bad, 0), -1);
+	ck_assert_int_eq(dag_load(&g, self, 0), -1);
+	ck_assert_int_eq(dag_load(&g, when, 0), -1);
+	ck_assert_int_eq(dag_load(&g, json_object_get(steps, "x"), 0), -1);
+	json_decref(steps);
+	json_decref(bad);
+	json_decref(self);
+	json_decref(when);
 }
 END_TEST
 
@@ -264,6 +309,7 @@ dag_suite(void)
 	tcase_add_test(tc, test_diamond_partial);
 	tcase_add_test(tc, test_run_when);
 	tcase_add_test(tc, test_fail_fast);
+	tcase_add_test(tc, test_load);
 	tcase_add_test(tc, test_alone);
 	tcase_add_test(tc, test_simulation);
 	suite_add_tcase(s, tc);

@@ -1082,6 +1082,25 @@ START_TEST(test_seed004)
 	ck_assert_int_eq(d.interval_seconds, 1);
 	ck_assert_ptr_null(json_object_get(d.target, "timeout_ms"));
 	schedule_clear(&d);
+	/* seed 004's pipeline target: targetType and pipelineId */
+	named_ok("\"interval\": 1000, \"targetType\": \"pipeline\", "
+	         "\"pipelineId\": \"newsletter\", \"params\": {\"k\": 2}, "
+	         "\"timeout\": 2500",
+	    &d);
+	ck_assert_int_eq(d.target_type, SCHEDULE_TARGET_PIPELINE);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(d.target, "type")), "pipeline");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(d.target, "pipeline")),
+	    "newsletter");
+	ck_assert_ptr_null(json_object_get(d.target, "agent"));
+	ck_assert_int_eq(
+	    json_integer_value(json_object_get(d.target, "timeout_ms")), 2500);
+	schedule_clear(&d);
+	/* pipelineId alone says it too */
+	named_ok("\"interval\": 1000, \"pipelineId\": \"p\"", &d);
+	ck_assert_int_eq(d.target_type, SCHEDULE_TARGET_PIPELINE);
+	schedule_clear(&d);
 }
 END_TEST
 
@@ -1229,10 +1248,25 @@ static const struct seed_bad {
         "retryConfig.jitter"},
     {"\"interval\": 60000, \"retryConfig\": 3", "invalid_field", "retryConfig"},
     {"\"interval\": 60000, \"targetType\": \"pipeline\", \"pipelineId\": "
+     "\"Not A Slug\"",
+        "invalid_field", "pipelineId"},
+    {"\"interval\": 60000, \"targetType\": \"pipeline\"", "missing_field",
+        "pipelineId"},
+    {"\"interval\": 60000, \"targetType\": \"agent\", \"pipelineId\": "
      "\"p\"",
         "invalid_field", "pipelineId"},
-    {"\"interval\": 60000, \"targetType\": \"pipeline\"", "invalid_field",
-        "targetType"},
+    {"\"interval\": 60000, \"targetType\": \"pipeline\", \"agentId\": "
+     "\"a\"",
+        "invalid_field", "agentId"},
+    {"\"interval\": 60000, \"agentId\": \"a\", \"pipelineId\": \"p\"",
+        "invalid_field", "pipelineId"},
+    {"\"interval\": 60000, \"pipelineId\": \"p\", \"timeout\": 0",
+        "invalid_field", "timeout"},
+    {"\"interval\": 60000, \"target\": {\"type\": \"pipeline\"}",
+        "missing_field", "target.pipeline"},
+    {"\"interval\": 60000, \"target\": {\"type\": \"pipeline\", "
+     "\"pipeline\": \"p\", \"agent\": \"a\"}",
+        "unknown_field", "target.agent"},
     {"\"interval\": 60000, \"targetType\": \"lambda\"", "invalid_field",
         "targetType"},
     {"\"interval\": 60000, \"targetType\": 1", "invalid_field", "targetType"},

@@ -306,10 +306,11 @@ LIMIT $6;
 
 -- name: api_executions_get
 -- Execution $1, if its schedule is visible to scope $2, with its jobs
--- counted by status and its schedule's name.
+-- counted by status, its schedule's name and, a pipeline's, its steps.
 SELECT (cronvisor_execution_json(x)
         || jsonb_build_object('jobs', cronvisor_execution_counts(x.id),
-                              'schedule_name', s.name))::text
+                              'schedule_name', s.name,
+                              'pipeline', cronvisor_execution_steps(x)))::text
 FROM executions x JOIN schedules s ON s.id = x.schedule_id
 WHERE x.id = $1 AND s.deleted_at IS NULL
   AND ($2::text IS NULL OR s.owner = $2);
@@ -319,7 +320,9 @@ WHERE x.id = $1 AND s.deleted_at IS NULL
 -- (its schedule visible to scope $2, not deleted) pending again, ready
 -- now, with their retry budget back (spent 0; attempts count on, so each
 -- new attempt has an id of its own), and the execution running again.
--- Only a fan-out's execution: a one-job execution answers kind 'one'.
+-- Only a fan-out's or pipeline's execution (a pipeline's steps not run
+-- in the contexts of the jobs retried wait again): a one-job execution
+-- answers kind 'one'.
 -- Returns the execution's kind ('fanout', 'one') and the jobs retried;
 -- no row: not found.  The supervisors are woken when any was.
 WITH x AS (
@@ -334,7 +337,16 @@ j AS (
         finished_at = NULL, spent = 0, updated_at = now()
     FROM x
     WHERE x.fan AND jobs.execution_id = x.id AND jobs.status = 'failed'
-    RETURNING jobs.id),
+    RETURNING jobs.id, jobs.context),
+-- A pipeline's steps not run in the contexts retried wait again: the
+-- ends of the steps retried decide them anew.
+k AS (
+    UPDATE jobs
+    SET status = 'pending', ready_at = NULL, wait_reason = NULL,
+        finished_at = NULL, updated_at = now()
+    FROM x
+    WHERE jobs.execution_id = x.id AND jobs.status = 'skipped'
+      AND jobs.context IN (SELECT context FROM j)),
 u AS (
     UPDATE executions e
     SET status = 'running', finished_at = NULL, updated_at = now()

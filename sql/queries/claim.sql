@@ -268,7 +268,8 @@ w.owner                                              -- owner
 -- env}: each job gets its agent, its version (the one deployed in env; a
 -- retry keeps the one its first attempt used), its params and priority;
 -- each run the SHA-256 of its callback token, its deadline (its start and
--- the target's timeout_ms, else the agent's) and the heartbeat it owes.
+-- the step's timeout_ms, else the target's, else the agent's) and the
+-- heartbeat it owes.
 -- A first attempt's job is enqueued only once the agent accepts it.  What
 -- the request needs comes back, a row per run (claim.c, agent.c).
 WITH v AS MATERIALIZED (
@@ -276,34 +277,39 @@ WITH v AS MATERIALIZED (
         AS v(run text, token text, env text)),
 w AS MATERIALIZED (
     SELECT v.run, v.token, runs.job_id, runs.attempt, runs.schedule_id,
-           runs.kind, j.params AS job_params,
+           runs.kind, j.params AS job_params, k.ak,
            s.owner, s.target, s.priority, j.execution_id,
            a.agent_id AS agent, a.enabled, a.auth_type, a.auth_username,
            a.auth_secret, a.heartbeat_seconds, a.endpoint AS a_endpoint,
            a.input_schema AS a_schema,
-           coalesce((s.target ->> 'timeout_ms')::bigint, a.timeout_ms,
-                    300000) AS timeout_ms,
+           coalesce(j.timeout_ms, (s.target ->> 'timeout_ms')::bigint,
+                    a.timeout_ms, 300000) AS timeout_ms,
            coalesce(j.agent_version, d.version) AS version,
            av.endpoint AS v_endpoint, av.input_schema AS v_schema,
            greatest(runs.started_at, now())
-           + make_interval(secs => coalesce((s.target ->> 'timeout_ms')::bigint,
+           + make_interval(secs => coalesce(j.timeout_ms,
+                                            (s.target ->> 'timeout_ms')::bigint,
                                             a.timeout_ms, 300000) / 1000.0)
                AS deadline
     FROM v
     JOIN runs ON runs.id = v.run
     JOIN schedules s ON s.id = runs.schedule_id
     JOIN jobs j ON j.id = runs.job_id
+    -- A job of a fan-out or pipeline names its agent (a step's own).
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN runs.kind = 'job' AND j.agent_id IS NOT NULL
+                    THEN j.agent_id ELSE s.target ->> 'agent' END AS ak) k
     LEFT JOIN agents a
-      ON a.owner = s.owner AND a.agent_id = s.target ->> 'agent'
+      ON a.owner = s.owner AND a.agent_id = k.ak
     LEFT JOIN agent_deployments d
-      ON d.owner = s.owner AND d.agent_id = s.target ->> 'agent'
+      ON d.owner = s.owner AND d.agent_id = k.ak
      AND d.environment = v.env
     LEFT JOIN agent_versions av
-      ON av.owner = s.owner AND av.agent_id = s.target ->> 'agent'
+      ON av.owner = s.owner AND av.agent_id = k.ak
      AND av.version = coalesce(j.agent_version, d.version)),
 uj AS (
     UPDATE jobs
-    SET agent_id = w.target ->> 'agent', agent_version = w.version,
+    SET agent_id = w.ak, agent_version = w.version,
         params = CASE WHEN w.kind = 'job' THEN jobs.params
                       ELSE coalesce(w.target -> 'params', '{}') END,
         priority = CASE WHEN w.kind = 'job' THEN jobs.priority
@@ -339,7 +345,8 @@ r.heartbeat_seconds,                                   -- heartbeat
 r.http_status,                                         -- http
 greatest((extract(epoch FROM now() - r.started_at) * 1e6)::bigint, 0), -- duration_us
 r.kind,                                                -- kind
-coalesce((SELECT spent FROM jobs WHERE id = r.job_id), 0) -- spent
+coalesce((SELECT spent FROM jobs WHERE id = r.job_id), 0), -- spent
+(SELECT retry::text FROM jobs WHERE id = r.job_id) -- retry
 
 -- name: claim_reports
 -- Agent attempts waiting for their report (status waiting, no lease)
@@ -390,7 +397,8 @@ ins.attempt,                                           -- attempt
 (extract(epoch FROM ins.started_at) * 1e6)::bigint,    -- start_us
 coalesce(s.target ->> 'environment', 'production'),    -- env
 s.owner,                                               -- owner
-coalesce((SELECT spent FROM jobs WHERE id = ins.job_id), 0) -- spent
+coalesce((SELECT spent FROM jobs WHERE id = ins.job_id), 0), -- spent
+(SELECT retry::text FROM jobs WHERE id = ins.job_id) -- retry
 
 -- name: claim_jobs
 -- Fan-out jobs whose time came (ready_at by $2, epoch seconds: the
@@ -488,7 +496,8 @@ WHERE EXISTS (SELECT 1 FROM jobs
                 AND ready_at <= to_timestamp($1::float8));
 
 -- name: claim_jobs_drop
--- The pending jobs of schedules being deleted (deleted_at set) fail, so
+-- The pending jobs of schedules being deleted (deleted_at set) fail (a
+-- pipeline's steps waiting for others too), so
 -- that their executions end and the fanout attempts that wait for them
 -- let the schedules go.  Returns their executions and the jobs (failed),
 -- to settle (fanout_settle).
@@ -499,5 +508,5 @@ SET status = 'failed', ready_at = NULL, finished_at = now(),
 FROM schedules s JOIN executions x ON x.schedule_id = s.id
 WHERE s.deleted_at IS NOT NULL AND x.status = 'running'
   AND j.execution_id = x.id AND j.status = 'pending'
-  AND j.ready_at IS NOT NULL
+  AND (j.ready_at IS NOT NULL OR j.context IS NOT NULL)
 RETURNING j.execution_id, j.id, true;

@@ -14,12 +14,21 @@ WHERE name = $1 AND (owners = '{}' OR $2 = ANY (owners));
 -- distinct value of $3 (a JSON array, in the query's order), its params
 -- the target's with param $4 set to the value, in batches of $5 whose
 -- batch k is ready k × $6 ms after the attempt's start (the firing).  A
--- value that has a job in the execution already (a retry of the slot)
--- gets it back pending when it failed (its seq kept: its attempts' ids
--- stay its own), and is left alone otherwise.  The
--- execution records $7 (the expansion's metadata) and how many jobs it
--- has; the attempt waits (no lease) with output $8 until its jobs end.
--- Returns the execution, the jobs written and whether any is open.
+-- pipeline's ($9 its steps in order, each with what the first decision
+-- of a context made of it: start, or why it never runs; $10 its id): a
+-- context per value ([null] when no param expands, $4 NULL) in batches
+-- of $5 contexts, and in each a job per step, its params the target's,
+-- then the step's, then the value; its seq context × steps + step; a
+-- step that starts is ready when its batch is, one that waits for others
+-- has no ready_at, one that never runs is skipped with why.  A job that
+-- exists already (a retry of the slot) and failed (or was skipped) is
+-- pending again (its seq kept: its attempts' ids stay its own; a
+-- pipeline's waits, and the caller decides its contexts again); one that
+-- completed is left alone.  The execution records $7 (its metadata
+-- members: fanout, pipeline) and how many jobs it has; the attempt waits
+-- (no lease) with output $8 until its jobs end.  Returns the execution,
+-- the jobs written, whether the attempt was ours and how many jobs
+-- existed already.
 WITH r AS (
     SELECT runs.id, runs.schedule_id, runs.started_at, x.id AS xid,
            s.priority, s.target
@@ -35,28 +44,54 @@ d AS (
 o AS (
     SELECT item, (row_number() OVER (ORDER BY k) - 1)::integer AS seq
     FROM d),
+-- A fan-out's one "step": the target's agent.
+st AS (
+    SELECT e.value AS s, (e.k - 1)::integer AS i,
+           (count(*) OVER ())::integer AS n
+    FROM jsonb_array_elements(coalesce($9::jsonb, '[{"start": true}]'))
+         WITH ORDINALITY AS e(value, k)),
 ins AS (
     INSERT INTO jobs (execution_id, schedule_id, job_key, agent_id, status,
-                      priority, params, item, seq, batch, ready_at)
-    SELECT r.xid, r.schedule_id, md5(o.item::text), r.target ->> 'agent',
-           'pending', r.priority,
+                      priority, params, item, seq, batch, ready_at,
+                      pipeline_id, pipeline_step_id, context, step,
+                      timeout_ms, retry, wait_reason, finished_at)
+    SELECT r.xid, r.schedule_id,
+           md5(o.item::text) || coalesce('/' || (st.s ->> 'step_id'), ''),
+           coalesce(st.s ->> 'agent_id', r.target ->> 'agent'),
+           CASE WHEN st.s ->> 'why' IS NULL THEN 'pending'
+                ELSE 'skipped' END,
+           r.priority,
            coalesce(r.target -> 'params', '{}')
-               || jsonb_build_object($4::text, o.item),
-           o.item, o.seq, o.seq / $5::integer,
-           r.started_at + make_interval(
-               secs => (o.seq / $5::integer) * $6::bigint / 1000.0)
-    FROM r, o
+               || coalesce(st.s -> 'params', '{}')
+               || CASE WHEN $4::text IS NULL THEN '{}'::jsonb
+                       ELSE jsonb_build_object($4::text, o.item) END,
+           o.item, o.seq * st.n + st.i, o.seq / $5::integer,
+           CASE WHEN (st.s ->> 'start')::boolean
+                THEN r.started_at + make_interval(
+                         secs => (o.seq / $5::integer) * $6::bigint
+                                 / 1000.0) END,
+           $10::text, st.s ->> 'step_id',
+           CASE WHEN $9::jsonb IS NOT NULL THEN o.seq END,
+           CASE WHEN $9::jsonb IS NOT NULL THEN st.i END,
+           (st.s ->> 'timeout_ms')::bigint,
+           CASE WHEN jsonb_typeof(st.s -> 'retry') = 'object'
+                THEN st.s -> 'retry' END,
+           st.s ->> 'why',
+           CASE WHEN st.s ->> 'why' IS NOT NULL THEN now() END
+    FROM r, o, st
     ON CONFLICT (execution_id, job_key) DO UPDATE
-    SET status = 'pending', ready_at = excluded.ready_at,
-        batch = excluded.batch, error = NULL, result = NULL,
-        finished_at = NULL, spent = 0, updated_at = now()
-    WHERE jobs.status = 'failed'
+    SET status = 'pending', error = NULL, result = NULL, wait_reason = NULL,
+        finished_at = NULL, spent = 0, updated_at = now(),
+        ready_at = CASE WHEN jobs.context IS NULL
+                        THEN excluded.ready_at END,
+        batch = excluded.batch
+    WHERE jobs.status IN ('failed', 'skipped')
     RETURNING jobs.id, (xmax = 0) AS fresh),
 x AS (
     UPDATE executions x
     SET jobs_created = x.jobs_created
                        + (SELECT count(*) FROM ins WHERE fresh),
-        metadata = x.metadata || jsonb_build_object('fanout', $7::jsonb),
+        metadata = x.metadata || $7::jsonb,
         updated_at = now()
     FROM r WHERE x.id = r.xid
     RETURNING x.id),
@@ -64,7 +99,8 @@ w AS (
     UPDATE runs SET status = 'waiting', expires_at = NULL, output = $8
     FROM r WHERE runs.id = r.id
     RETURNING runs.id)
-SELECT x.id, (SELECT count(*) FROM ins), (SELECT count(*) FROM w)
+SELECT x.id, (SELECT count(*) FROM ins), (SELECT count(*) FROM w),
+       (SELECT count(*) FROM ins WHERE NOT fresh)
 FROM x;
 
 -- name: fanout_settle
@@ -91,3 +127,62 @@ WHERE x.run_id = v.id AND x.status = 'running'
   AND NOT EXISTS (SELECT 1 FROM jobs j
                   WHERE j.execution_id = x.id
                     AND j.status IN ('pending', 'running'));
+
+-- name: fanout_pipeline
+-- Pipeline $2 of owner $1, as a schedule's slot runs it: its steps (the
+-- native form), fail_fast and enabled.
+SELECT steps::text, fail_fast, enabled
+FROM pipelines WHERE owner = $1 AND pipeline_id = $2;
+
+-- name: fanout_graphs
+-- The pipelines (metadata.pipeline: steps, fail_fast) of executions $1 (a
+-- JSON array of ids), locked in id order as every writer of executions
+-- does: the contexts read next are those every end before committed.
+SELECT x.id, x.metadata -> 'pipeline' -> 'steps',
+       coalesce((x.metadata #>> '{pipeline,fail_fast}')::boolean, false)
+FROM executions x
+WHERE x.id IN (SELECT value::uuid FROM json_array_elements_text($1::json))
+  AND x.metadata ? 'pipeline'
+ORDER BY x.id
+FOR UPDATE;
+
+-- name: fanout_contexts
+-- The steps of contexts $1 (a JSON array of {x: execution, c: context;
+-- c null: all of them}) as common/dag.c reads them: by execution,
+-- context and step, each job with its status and whether it is ready.
+WITH v AS (
+    SELECT DISTINCT x, c FROM json_to_recordset($1::json) AS v(x uuid, c integer))
+SELECT j.execution_id, j.context, j.step, j.id, j.status,
+       j.ready_at IS NOT NULL
+FROM v JOIN jobs j ON j.execution_id = v.x
+                  AND (v.c IS NULL OR j.context = v.c)
+WHERE j.context IS NOT NULL
+ORDER BY j.execution_id, j.context, j.step;
+
+-- name: fanout_advance
+-- What dag.c decided for waiting steps, $1 a JSON array of {id, why}: a
+-- step that starts (why null) is ready at once, or at its context's
+-- batch's planned start if that is later; one that never runs is
+-- skipped, with why.  Steps no longer waiting are left alone.  Supervisors
+-- wake to claim what became ready.  Returns how many started.
+WITH v AS (
+    SELECT * FROM json_to_recordset($1::json) AS v(id uuid, why text)),
+u AS (
+    UPDATE jobs j
+    SET status = CASE WHEN v.why IS NULL THEN 'pending' ELSE 'skipped' END,
+        ready_at = CASE WHEN v.why IS NULL
+                        THEN greatest(now(), f.started_at + make_interval(
+                                 secs => j.batch * coalesce(
+                                     (x.metadata #>> '{fanout,stagger_ms}')::bigint,
+                                     0) / 1000.0)) END,
+        wait_reason = v.why,
+        finished_at = CASE WHEN v.why IS NOT NULL THEN now() END,
+        updated_at = now()
+    FROM v, executions x LEFT JOIN runs f ON f.id = x.run_id
+    WHERE j.id = v.id AND x.id = j.execution_id
+      AND j.status = 'pending' AND j.ready_at IS NULL
+    RETURNING v.why IS NULL AS started)
+SELECT count(*) FILTER (WHERE started),
+       (SELECT count(*) FROM (SELECT pg_notify('cronvisor_wake', '')
+                              WHERE EXISTS (SELECT 1 FROM u WHERE started)) n)
+FROM u;

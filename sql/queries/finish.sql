@@ -157,7 +157,8 @@ SELECT (SELECT floor(extract(epoch FROM max(slot_at)))::bigint
 -- again waits, pending (a slot's when a retry of its slot is queued, a
 -- retries row; a fan-out job's when again, ready after delay ms, with the
 -- failures it has counted); any other failed, with the run's error.
--- Returns each job's execution, the job and whether it failed, for
+-- Returns each job's execution, the job, whether it failed and its
+-- pipeline context (pipeline_advance_rows() decides those again), for
 -- cronvisor_execution_settle() (fanout_settle), which ends the executions
 -- that have no job left pending or running.
 WITH v AS MATERIALIZED (
@@ -201,7 +202,7 @@ SET status = CASE WHEN r.status = 'succeeded' THEN 'completed'
     updated_at = now()
 FROM r
 WHERE jobs.id = r.job_id
-RETURNING jobs.execution_id, jobs.id, jobs.status = 'failed';
+RETURNING jobs.execution_id, jobs.id, jobs.status = 'failed', jobs.context;
 
 -- name: finish_waiting
 -- Attempts under lease $1 that their agents accepted (202), $2 a JSON

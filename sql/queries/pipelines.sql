@@ -81,3 +81,11 @@ SELECT a.id
 FROM jsonb_array_elements_text($2::jsonb) WITH ORDINALITY AS a(id, n)
 WHERE a.id NOT IN (SELECT agent_id FROM held)
 ORDER BY a.n;
+
+-- name: pipelines_target
+-- What the save of a schedule of owner $1 that runs pipeline $2 checks:
+-- whether the pipeline exists and is enabled.  Its row is locked (FOR
+-- SHARE) until the save's transaction ends: it is not deleted under the
+-- schedule.
+SELECT enabled FROM pipelines WHERE owner = $1 AND pipeline_id = $2
+FOR SHARE;
