@@ -445,8 +445,11 @@ orch_target(json_t *root, const struct schedule_doc *base, json_t **out,
 	*kind = s ? (strcmp(s, "agent") ? "pipeline" : "agent")
 	    : pid ? "pipeline"
 	    : aid ? "agent"
-	    : base && is_type(base->target, "pipeline") ? "pipeline"
-	                                                : "agent";
+	    : is_type(json_object_get(root, "target"), "pipeline") ||
+	        (!json_object_get(root, "target") && base &&
+	            is_type(base->target, "pipeline"))
+	    ? "pipeline"
+	    : "agent";
 	from_base = base && is_type(base->target, *kind) &&
 	    !json_object_get(root, "target") &&
 	    (aid || pid || has(root, "params", "timeout"));

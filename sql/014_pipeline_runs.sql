@@ -19,3 +19,9 @@ ALTER TABLE jobs ADD CONSTRAINT jobs_status_check
 -- A context's steps, read each time one of them ends.
 CREATE INDEX jobs_context ON jobs (execution_id, context, step)
     WHERE context IS NOT NULL;
+
+-- A pipeline's execution whose steps wait to be decided by a supervisor:
+-- the API's retry-failed makes failed steps wait again, and the next
+-- claim decides their contexts (common/dag.c runs in the supervisor).
+ALTER TABLE executions ADD COLUMN redecide boolean NOT NULL DEFAULT false;
+CREATE INDEX executions_redecide ON executions (id) WHERE redecide;

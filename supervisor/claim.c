@@ -1011,7 +1011,7 @@ claim_schedules(struct claim *cl, int limit, const char *ahead, const char *now)
  * the schedule's): {max_retries, backoff, delay_ms}, delay_ms null for the
  * schedule's delay.
  */
-static void
+void
 job_retry(struct job *j, const char *text)
 {
 	json_t *r = text ? json_loads(text, 0, NULL) : NULL, *d;
@@ -1080,6 +1080,38 @@ job_of_row(struct claim *cl, const struct db_rows *rows, int i, int spent_col)
 }
 
 /*
+ * The contexts of pipelines' executions marked to be decided again (the
+ * API's retry-failed made their failed steps wait): decided now, before
+ * the jobs are claimed, so that the steps that may go are taken by this
+ * claim.  0, or -1 with err set.
+ */
+static int
+redecide(struct claim *cl)
+{
+	struct db_rows *rows;
+	json_t *ctxs = json_array();
+	int r;
+
+	if ((rows = db_query(cl->db, SQL_claim_redecide, 0, NULL, cl->err,
+	         cl->errlen)) == NULL) {
+		json_decref(ctxs);
+		return -1;
+	}
+	for (int i = 0; ctxs != NULL && i < db_rows_count(rows); i++)
+		if (json_array_append_new(ctxs,
+		        json_pack("{s:s, s:n}", "x", db_rows_value(rows, i, 0),
+		            "c")) == -1) {
+			json_decref(ctxs);
+			ctxs = NULL;
+		}
+	db_rows_free(rows);
+	if (ctxs == NULL)
+		return log_errbuf(cl->err, cl->errlen, "out of memory");
+	r = pipeline_advance(cl->db, ctxs, cl->err, cl->errlen);
+	return r == -1 ? -1 : 0;
+}
+
+/*
  * Fan-out jobs whose time came (claim_jobs), up to `limit`: each started
  * as an attempt, an agent request like any (prepare_agents() makes it),
  * which waits in its runner for the job's ready_at when the claim took it
@@ -1095,6 +1127,12 @@ claim_fanout_jobs(struct claim *cl, int limit, const char *ahead)
 	struct db_rows *rows;
 	int n;
 
+	if ((rows = db_query(cl->db, SQL_claim_jobs_drop_lock, 0, NULL, cl->err,
+	         cl->errlen)) == NULL)
+		return -1;
+	db_rows_free(rows);
+	if (redecide(cl) == -1)
+		return -1;
 	if ((rows = db_query(cl->db, SQL_claim_jobs_drop, 0, NULL, cl->err,
 	         cl->errlen)) == NULL ||
 	    (db_rows_count(rows) > 0 &&

@@ -283,6 +283,7 @@ struct db_rows *batch_query(struct db *db, const char *sql, const char *first,
 
 /* claim.c: due schedules into runs. */
 int64_t owner_max(const struct config *cf);
+void job_retry(struct job *j, const char *text);
 int claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen);
 

@@ -111,6 +111,8 @@ lose(struct db *db, const struct db_rows *rows, int i, const char *why,
 	    strcmp(db_rows_value(rows, i, PEER_RUN_COL_TRIGGERED), "t") == 0;
 	j.kind = run_kind_parse(db_rows_value(rows, i, PEER_RUN_COL_KIND));
 	j.spent = strtoll(db_rows_value(rows, i, PEER_RUN_COL_SPENT), NULL, 10);
+	/* A pipeline step's own retry decides whether it goes again. */
+	job_retry(&j, db_rows_value(rows, i, PEER_RUN_COL_RETRY));
 	j.fs = FRAME_NONE;
 	j.verdict.status = RUN_LOST;
 	j.verdict.retryable = 1;

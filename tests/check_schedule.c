@@ -1101,6 +1101,18 @@ START_TEST(test_seed004)
 	named_ok("\"interval\": 1000, \"pipelineId\": \"p\"", &d);
 	ck_assert_int_eq(d.target_type, SCHEDULE_TARGET_PIPELINE);
 	schedule_clear(&d);
+	/* a native pipeline target takes the seed's params and timeout */
+	named_ok("\"interval\": 1000, \"target\": {\"type\": \"pipeline\", "
+	         "\"pipeline\": \"p\"}, \"params\": {\"k\": 3}, "
+	         "\"timeout\": 60000",
+	    &d);
+	ck_assert_int_eq(d.target_type, SCHEDULE_TARGET_PIPELINE);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+	                     json_object_get(d.target, "params"), "k")),
+	    3);
+	ck_assert_int_eq(
+	    json_integer_value(json_object_get(d.target, "timeout_ms")), 60000);
+	schedule_clear(&d);
 }
 END_TEST
 

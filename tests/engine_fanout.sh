@@ -52,10 +52,11 @@ for reg in '{"name": "ticker", "relation": "ticker", "key": "id", "columns": ["i
 	[ "$code" = 201 ] || echo "register: $code $resp" >&2
 done
 
-# sched NAME AGENT PARAMS [MORE-JSON]: a once schedule of alice's, due soon;
-# prints its id.
+# sched NAME AGENT PARAMS [MORE-JSON]: a once schedule of alice's, due in
+# $due_ms ms; prints its id.
+due_ms=1500
 sched() {
-	send POST /schedules "$A" "{\"name\": \"$1\", \"at\": \"$(soon 1500)\", \"target\": {\"type\": \"agent\", \"agent\": \"$2\", \"params\": $3}${4:+, $4}}"
+	send POST /schedules "$A" "{\"name\": \"$1\", \"at\": \"$(soon "$due_ms")\", \"target\": {\"type\": \"agent\", \"agent\": \"$2\", \"params\": $3}${4:+, $4}}"
 	[ "$code" = 201 ] || echo "schedule $1: $code $resp" >&2
 	j .id
 }
@@ -191,11 +192,16 @@ ok "none: success with no job" "$(xstate "$s6")" "done success 0 0"
 
 # --- between save and fire: a table dropped, a registration deleted, too many rows -----
 before=$(wc -l <"$tmp/agent.log")
+# (due 5 s later: the drop and the delete come before they fire, even on
+# a loaded machine)
+due_ms=5000
 s7=$(sched dropped fan '{"tickerId": "db:doomed:all:id"}' '"max_retries": 3')
 s8=$(sched unreg fan '{"tickerId": "db:gone:all:id"}' '"max_retries": 3')
 sql "DROP TABLE doomed" >/dev/null
 call DELETE /data-sources/gone "$ADM"
 s9=$(sched big fan '{"tickerId": "db:big:all:id"}' '"max_retries": 3')
+due_ms=1500
+ok "between save and fire: the drop came before the firing" "$(sql "SELECT count(*) FROM runs WHERE schedule_id IN ('$s7', '$s8', '$s9')")" 0
 wait_for 30 "SELECT count(*) = 3 FROM schedules WHERE id IN ('$s7', '$s8', '$s9') AND status = 'dead'"
 ok "dropped: failed, dead at once (not retryable)" "$(xstate "$s7")" "dead failed 0 0"
 ok "dropped: the execution's error says why" "$(sql "SELECT errors -> 0 ->> 'message' FROM executions WHERE schedule_id = '$s7'" | grep -c 'target.params.tickerId: the query of doomed failed: .*doomed.* does not exist')" 1

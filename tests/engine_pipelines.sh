@@ -128,6 +128,24 @@ ok "retry-failed: score went for T1 and T3, once each" "$(reqs "$s2" score | jq 
 ok "retry-failed: alert did not go again" "$(reqs "$s2" alert | wc -l)" 2
 send PATCH /agents/half "$A" "{\"endpoint\": \"$AURL/half\"}"
 
+# retry-failed of a failed step and of its failure handler, failed too:
+# the step goes first, and the handler is decided after it (not run,
+# once the step completed), never beside it.
+stub_agent broken /bad
+stub_agent mend /bad
+pipeline handled '[
+  {"step_id": "work", "agent_id": "mend", "params": {"step": "work"}},
+  {"step_id": "onfail", "agent_id": "broken", "depends_on": ["work"], "run_when": "failure", "params": {"step": "onfail"}}]'
+s7=$(sched handled handled '{}')
+wait_for 30 "SELECT status <> 'active' FROM schedules WHERE id = '$s7'"
+ok "handler: both failed" "$(xstate "$s7") $(jstate "$s7")" "dead failed work:-:failed onfail:-:failed"
+send PATCH /agents/mend "$A" "{\"endpoint\": \"$AURL/ok\"}"
+x7=$(sql "SELECT id FROM executions WHERE schedule_id = '$s7'")
+send POST "/executions/$x7/retry-failed" "$A" ''
+ok "handler: retry-failed retried both" "$code $(j .retried)" "200 2"
+wait_for 30 "SELECT status <> 'running' FROM executions WHERE id = '$x7'"
+ok "handler: the step completed, the handler not run again" "$(sql "SELECT status FROM executions WHERE id = '$x7'") $(jstate "$s7") $(reqs "$s7" onfail | wc -l)" "success work:-:completed onfail:-:skipped 1"
+
 # --- fail_fast --------------------------------------------------------------------
 pipeline fast '[
   {"step_id": "a", "agent_id": "bad", "params": {"step": "a"}},

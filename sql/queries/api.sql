@@ -333,13 +333,16 @@ WITH x AS (
     FOR UPDATE OF x),
 j AS (
     UPDATE jobs
-    SET status = 'pending', ready_at = now(), error = NULL, result = NULL,
+    SET status = 'pending',
+        ready_at = CASE WHEN jobs.context IS NULL THEN now() END,
+        error = NULL, result = NULL,
         finished_at = NULL, spent = 0, updated_at = now()
     FROM x
     WHERE x.fan AND jobs.execution_id = x.id AND jobs.status = 'failed'
     RETURNING jobs.id, jobs.context),
--- A pipeline's steps not run in the contexts retried wait again: the
--- ends of the steps retried decide them anew.
+-- A pipeline's failed steps, and its steps not run in their contexts,
+-- wait again: the next claim decides those contexts anew (redecide),
+-- so that a step goes only once the steps it depends on allow it.
 k AS (
     UPDATE jobs
     SET status = 'pending', ready_at = NULL, wait_reason = NULL,
@@ -349,7 +352,8 @@ k AS (
       AND jobs.context IN (SELECT context FROM j)),
 u AS (
     UPDATE executions e
-    SET status = 'running', finished_at = NULL, updated_at = now()
+    SET status = 'running', finished_at = NULL, updated_at = now(),
+        redecide = EXISTS (SELECT 1 FROM j WHERE j.context IS NOT NULL)
     FROM x
     WHERE e.id = x.id AND (SELECT count(*) FROM j) > 0
     RETURNING e.*),

@@ -495,6 +495,26 @@ WHERE EXISTS (SELECT 1 FROM jobs
               WHERE status = 'pending'
                 AND ready_at <= to_timestamp($1::float8));
 
+-- name: claim_redecide
+-- Pipelines' executions whose contexts wait to be decided again (the
+-- API's retry-failed), 100 at most, locked in id order (one a peer holds
+-- waits for the next claim); their mark is cleared: the caller decides
+-- them in this transaction (pipeline_advance()).
+UPDATE executions SET redecide = false
+WHERE id IN (SELECT id FROM executions WHERE redecide
+             ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED)
+RETURNING id;
+
+-- name: claim_jobs_drop_lock
+-- Before claim_jobs_drop: the running executions of schedules being
+-- deleted, locked in id order as every writer of executions locks them
+-- before their jobs (a pipeline step's end decides its context with its
+-- execution locked, then writes the steps that wait).
+SELECT x.id FROM schedules s JOIN executions x ON x.schedule_id = s.id
+WHERE s.deleted_at IS NOT NULL AND x.status = 'running'
+ORDER BY x.id
+FOR UPDATE OF x;
+
 -- name: claim_jobs_drop
 -- The pending jobs of schedules being deleted (deleted_at set) fail (a
 -- pipeline's steps waiting for others too), so

@@ -31,7 +31,8 @@ r.supervisor_id,                               -- lease
 s.name,                                        -- supervisor
 r.triggered,                                   -- triggered
 r.kind,                                        -- kind
-coalesce((SELECT spent FROM jobs WHERE id = r.job_id), 0) -- spent
+coalesce((SELECT spent FROM jobs WHERE id = r.job_id), 0), -- spent
+(SELECT retry::text FROM jobs WHERE id = r.job_id) -- retry
 
 -- name: peer_reported
 -- Runs in flight of supervisors other than $1 that stopped or whose
