@@ -273,9 +273,26 @@ pipelines_delete(
 		                    "a viewer token may read pipelines, not "
 		                    "change them");
 	}
-	if ((rows = db_query(
-	         rq->db, SQL_pipelines_delete, 2, p, err, errlen)) == NULL)
+	/*
+	 * Locked first, in a statement of its own: a schedule saved
+	 * meanwhile (it locks the pipeline's row, FOR SHARE) is then seen by
+	 * the delete's snapshot, not missed.
+	 */
+	if (db_begin(rq->db, err, errlen) == -1)
 		return API_DB_FAILED;
+	if ((rows = db_query(rq->db, SQL_pipelines_lock, 2, p, err, errlen)) ==
+	    NULL) {
+		db_rollback(rq->db);
+		return API_DB_FAILED;
+	}
+	db_rows_free(rows);
+	if ((rows = db_query(
+	         rq->db, SQL_pipelines_delete, 2, p, err, errlen)) == NULL ||
+	    db_commit(rq->db, err, errlen) == -1) {
+		db_rows_free(rows);
+		db_rollback(rq->db);
+		return API_DB_FAILED;
+	}
 	if (strcmp(db_rows_value(rows, 0, 0), "1") == 0)
 		rs->status = 204;
 	else if (strcmp(db_rows_value(rows, 0, 2), "t") == 0)

@@ -562,6 +562,39 @@ def checks_ok(R):
     return ok
 
 
+def run_systems(a, name, R, bench_cv, bench_bq, ratios, table):
+    """A benchmark's systems in one run: its cgroup (cvbench-NAME), a
+    directory and the stub; bench_cv(a, stub) and bench_bq(a, stub) for
+    those of a.systems; the load before and after, the ratios and the
+    table into R (the figures given), written to a.out unless a.smoke;
+    the table printed.  Returns R."""
+    a.build = os.path.abspath(a.build)
+    systems = a.systems.split(",")
+    W.CG = W.Cgroup("cvbench-%s-%d" % (name, os.getpid()))
+    d = tempfile.mkdtemp(prefix="cvs", dir="/tmp")
+    os.chmod(d, 0o755)
+    W.cleanups.append(lambda: shutil.rmtree(d, ignore_errors=True))
+    with open("/proc/loadavg") as f:
+        R["loadavg_before"] = f.read().split()[:3]
+    R.update({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "other_processes": W.busiest(),
+              "cpu_accounting": "cgroup v%s of the system's processes, the stub's apart; "
+              "machine = /proc/stat busy" % (W.CG.kind if W.CG.path else "-")})
+    stub = Stub(a, d)
+    if "cronvisor" in systems:
+        R["cronvisor"] = bench_cv(a, stub)
+    if "bullmq" in systems:
+        R["bullmq"] = bench_bq(a, stub)
+    with open("/proc/loadavg") as f:
+        R["loadavg_after"] = f.read().split()[:3]
+    R["ratios"] = ratios(R)
+    R["table_markdown"] = table(R)
+    if not a.smoke:
+        W.write_json(a.out, R)
+    print(R["table_markdown"])
+    print()
+    return R
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
@@ -578,34 +611,8 @@ def main():
     a = ap.parse_args()
     if a.smoke:
         a.jobs, a.systems, a.concurrency = 20, "cronvisor", 4
-    a.build = os.path.abspath(a.build)
-    systems = a.systems.split(",")
-    W.CG = W.Cgroup("cvbench-agents-%d" % os.getpid())
-    d = tempfile.mkdtemp(prefix="cvs", dir="/tmp")
-    os.chmod(d, 0o755)
-    W.cleanups.append(lambda: shutil.rmtree(d, ignore_errors=True))
-    with open("/proc/loadavg") as f:
-        load0 = f.read().split()[:3]
-    R = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "jobs": a.jobs,
-         "concurrency": a.concurrency, "loadavg_before": load0, "other_processes": W.busiest(),
-         "cpu_accounting": "cgroup v%s of the system's processes, the stub's apart; machine = /proc/stat busy"
-         % (W.CG.kind if W.CG.path else "-")}
-    stub = Stub(a, d)
-    if "cronvisor" in systems:
-        R["cronvisor"] = bench_cronvisor(a, stub)
-    if "bullmq" in systems:
-        R["bullmq"] = bench_bullmq(a, stub)
-    with open("/proc/loadavg") as f:
-        R["loadavg_after"] = f.read().split()[:3]
-    R["ratios"] = ratios(R)
-    R["table_markdown"] = table(R)
-    if not a.smoke:
-        os.makedirs(os.path.dirname(a.out), exist_ok=True)
-        with open(a.out + ".tmp", "w") as f:
-            json.dump(R, f, indent=1)
-        os.replace(a.out + ".tmp", a.out)
-    print(R["table_markdown"])
-    print()
+    R = run_systems(a, "agents", {"jobs": a.jobs, "concurrency": a.concurrency},
+                    bench_cronvisor, bench_bullmq, ratios, table)
     print("\n".join(ratio_lines(R["ratios"]) + kinds_lines(R)))
     if not checks_ok(R):
         sys.exit(1)
@@ -614,12 +621,4 @@ def main():
 
 
 if __name__ == "__main__":
-    def die(sig, _):
-        raise SystemExit(128 + sig)
-    signal.signal(signal.SIGTERM, die)
-    signal.signal(signal.SIGINT, die)
-    signal.signal(signal.SIGHUP, die)
-    try:
-        main()
-    finally:
-        W.cleanup()
+    W.run_main(main)

@@ -923,22 +923,33 @@ def main():
     R["ratios"] = ratios(R)
     R["scale"] = None  # 1,000,000 schedules: a later step (issue 7)
     R["table_markdown"] = table(R)
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    with open(a.out + ".tmp", "w") as f:
-        json.dump(R, f, indent=1)
-    os.replace(a.out + ".tmp", a.out)
+    write_json(a.out, R)
     print(R["table_markdown"])
     print()
     print("\n".join(ratio_lines(R["ratios"])))
 
 
-if __name__ == "__main__":
+def write_json(path, R):
+    """R as JSON into path, whole or not at all."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(R, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+def run_main(fn):
+    """Runs a benchmark's main: a TERM, INT or HUP ends it, and whatever
+    it started (cgroup, databases, workers) is stopped either way."""
     def die(sig, _):
         raise SystemExit(128 + sig)
     signal.signal(signal.SIGTERM, die)
     signal.signal(signal.SIGINT, die)
     signal.signal(signal.SIGHUP, die)
     try:
-        main()
+        fn()
     finally:
         cleanup()
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -242,8 +242,8 @@ static json_t *
 load_pipeline(struct db *db, struct job *j, json_t *t, struct dag *g,
     json_t *meta, int *dberr, char *err, size_t errlen)
 {
-	const char *p[2] = {
-	    j->owner, json_string_value(json_object_get(t, "pipeline"))};
+	const char *p[3] = {j->owner,
+	    json_string_value(json_object_get(t, "pipeline")), j->run_id};
 	struct db_rows *rows;
 	json_t *steps = NULL, *plan = NULL;
 	int ff;
@@ -253,7 +253,7 @@ load_pipeline(struct db *db, struct job *j, json_t *t, struct dag *g,
 		expand_failed(j, 0, "target.pipeline: missing");
 		return NULL;
 	}
-	if ((rows = db_query(db, SQL_fanout_pipeline, 2, p, err, errlen)) ==
+	if ((rows = db_query(db, SQL_fanout_pipeline, 3, p, err, errlen)) ==
 	    NULL) {
 		*dberr = 1;
 		return NULL;

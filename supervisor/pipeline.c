@@ -95,7 +95,8 @@ decide(const struct dag *g, const struct db_rows *rows, int from, int to,
 	enum dag_state st[PIPELINE_STEPS_MAX], was[PIPELINE_STEPS_MAX];
 	const char *ids[PIPELINE_STEPS_MAX];
 	char(*why)[DAG_WHY_LEN];
-	int start[PIPELINE_STEPS_MAX], r = 0;
+	int start[PIPELINE_STEPS_MAX], unsent[PIPELINE_STEPS_MAX], r = 0,
+	                                                           failed = -1;
 
 	if (to - from != g->nsteps)
 		return -1;
@@ -111,8 +112,22 @@ decide(const struct dag *g, const struct db_rows *rows, int from, int to,
 		ids[k] = db_rows_value(rows, i, 3);
 		st[k] = was[k] = state_of(db_rows_value(rows, i, 4),
 		    strcmp(db_rows_value(rows, i, 5), "t") == 0);
+		/* Ready (it counts as started) but never sent yet. */
+		unsent[k] = st[k] == DAG_RUNNING &&
+		    strcmp(db_rows_value(rows, i, 4), "pending") == 0 &&
+		    strcmp(db_rows_value(rows, i, 6), "0") == 0;
+		if (st[k] == DAG_FAILED && failed < 0)
+			failed = k;
 	}
 	(void)dag_advance(g, st, start, why);
+	/* fail_fast: a step not sent yet is not run either. */
+	for (int k = 0; g->fail_fast && failed >= 0 && k < g->nsteps; k++)
+		if (unsent[k]) {
+			st[k] = DAG_NOT_RUN;
+			was[k] = DAG_WAITING;
+			snprintf(why[k], DAG_WHY_LEN,
+			    "fail_fast: step %s failed", g->steps[failed].id);
+		}
 	for (int k = 0; k < g->nsteps && r == 0; k++) {
 		json_t *o;
 

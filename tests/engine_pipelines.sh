@@ -156,6 +156,17 @@ wait_for 30 "SELECT status <> 'active' FROM schedules WHERE id = '$s3'"
 ok "fail_fast: partial (b had been sent and completed)" "$(xstate "$s3") $(jstate "$s3")" "done partial a:-:failed b:-:completed c:-:skipped"
 ok "fail_fast: c never sent, with why" "$(reqs "$s3" c | wc -l) $(sql "SELECT wait_reason FROM jobs WHERE schedule_id = '$s3' AND pipeline_step_id = 'c'")" "0 fail_fast: step a failed"
 
+# fail_fast also stops a step that was ready but not sent yet (its agent
+# at its limit), not only the steps waiting for others.
+send POST /agents "$A" "{\"agent_id\": \"single\", \"name\": \"single\", \"endpoint\": \"$AURL/slow\", \"max_concurrent_requests\": 1}"
+pipeline held '[
+  {"step_id": "b1", "agent_id": "single", "params": {"step": "b1", "sleep_ms": 1500}},
+  {"step_id": "b2", "agent_id": "single", "params": {"step": "b2", "sleep_ms": 10}},
+  {"step_id": "a", "agent_id": "bad", "params": {"step": "a"}}]' '"fail_fast": true'
+s8=$(sched held held '{}')
+wait_for 30 "SELECT status <> 'active' FROM schedules WHERE id = '$s8'"
+ok "fail_fast: a step held back by its agent's limit is not run" "$(jstate "$s8") $(reqs "$s8" b2 | wc -l)" "b1:-:completed b2:-:skipped a:-:failed 0"
+
 # --- a step that runs alone --------------------------------------------------------
 pipeline alone '[
   {"step_id": "p1", "agent_id": "slow", "params": {"step": "p1", "sleep_ms": 400}},

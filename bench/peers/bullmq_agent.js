@@ -22,11 +22,25 @@
 //       waits (at most TIMEOUT_S) until TOTAL jobs completed or failed,
 //       prints JSON {"ok": k, "failed": f, "first_processed_us",
 //       "last_finished_us"} of the completed PREFIX<i> jobs
+//
+// And the DAG hop of bench/fanout.py, with BullMQ flows (a parent job runs
+// once its children completed), on queue "dag":
+//
+//   node bullmq_agent.js worker SOCKET CONCURRENCY BASE_URL dag
+//       the Worker above, on queue "dag"
+//   node bullmq_agent.js flow-add SOCKET N
+//       N flows through FlowProducer.add, each the chain a -> b -> c of
+//       one context (c the root: it runs last); each job POSTs
+//       {"context", "step"} to /ok with X-Job-Id "<context>-<step>"
+//   node bullmq_agent.js flow-collect SOCKET N TIMEOUT_S
+//       waits (at most TIMEOUT_S) until the 3 N jobs completed or failed,
+//       prints JSON {"finished": {"<context>-<step>": finishedOn in ms},
+//       "failed": f}
 'use strict';
 const crypto = require('crypto');
 const fs = require('fs');
 const http = require('http');
-const { Queue, Worker } = require('bullmq');
+const { FlowProducer, Queue, Worker } = require('bullmq');
 
 const [cmd, sock] = process.argv.slice(2, 4);
 const a = process.argv.slice(4);
@@ -72,11 +86,21 @@ function request(tpl, prefix, i) {
   };
 }
 
+// The flow of context ctx: c, the parent of b, the parent of a.
+function flow(ctx) {
+  const job = (step, children) => Object.assign({
+    name: step, queueName: 'dag', opts: { jobId: ctx + '-' + step },
+    data: { path: '/ok', body: JSON.stringify({ context: ctx, step }),
+      headers: { 'Content-Type': 'application/json', 'X-Job-Id': ctx + '-' + step } },
+  }, children ? { children } : {});
+  return job('c', [job('b', [job('a')])]);
+}
+
 async function main() {
   if (cmd === 'worker') {
     const conc = parseInt(a[0], 10);
     const agent = new http.Agent({ keepAlive: true, maxSockets: conc });
-    const w = new Worker('agents', (job) => post(agent, a[1], job),
+    const w = new Worker(a[2] || 'agents', (job) => post(agent, a[1], job),
       { connection, concurrency: conc });
     w.on('error', (e) => console.error(e));
     const stop = async () => { await w.close(); process.exit(0); };
@@ -84,7 +108,14 @@ async function main() {
     process.on('SIGINT', stop);
     return;
   }
-  const q = new Queue('agents', { connection });
+  if (cmd === 'flow-add') {
+    const fp = new FlowProducer({ connection });
+    for (let i = 0; i < +a[0]; i++) await fp.add(flow(i));
+    console.log(Date.now() * 1000);
+    await fp.close();
+    return;
+  }
+  const q = new Queue(cmd === 'flow-collect' ? 'dag' : 'agents', { connection });
   if (cmd === 'enqueue') {
     const [prefix, n, due, path, tfile] = [a[0], +a[1], +a[2], a[3], a[4]];
     const tpl = JSON.parse(fs.readFileSync(tfile, 'utf8'));
@@ -100,6 +131,17 @@ async function main() {
       await q.addBulk(batch);
     }
     console.log(Date.now() * 1000);
+  } else if (cmd === 'flow-collect') {
+    const limit = Date.now() + 1000 * +a[1];
+    let c;
+    for (;;) {
+      c = await q.getJobCounts('completed', 'failed');
+      if (c.completed + c.failed >= 3 * +a[0] || Date.now() > limit) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const finished = {};
+    for (const j of await q.getJobs(['completed'], 0, -1)) finished[j.id] = j.finishedOn;
+    console.log(JSON.stringify({ finished, failed: c.failed }));
   } else if (cmd === 'collect') {
     const n = +a[0];
     const limit = Date.now() + 1000 * +a[1];

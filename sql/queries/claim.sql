@@ -429,7 +429,7 @@ c AS MATERIALIZED (
       AND NOT EXISTS (SELECT 1 FROM blocked
                       WHERE b_owner = s.owner AND b_agent = j.agent_id)
       AND NOT EXISTS (SELECT 1 FROM full_owners WHERE f_owner = s.owner)
-    ORDER BY j.ready_at
+    ORDER BY j.ready_at, j.seq
     LIMIT 4 * $3::int
     FOR UPDATE OF j SKIP LOCKED),
 busy AS MATERIALIZED (

@@ -24,7 +24,8 @@ WHERE name = $1 AND (owners = '{}' OR $2 = ANY (owners));
 -- exists already (a retry of the slot) and failed (or was skipped) is
 -- pending again (its seq kept: its attempts' ids stay its own; a
 -- pipeline's waits, and the caller decides its contexts again); one that
--- completed is left alone.  The execution records $7 (its metadata
+-- completed is left alone; a value new since gets a context and seq
+-- after all the execution has.  The execution records $7 (its metadata
 -- members: fanout, pipeline) and how many jobs it has; the attempt waits
 -- (no lease) with output $8 until its jobs end.  Returns the execution,
 -- the jobs written, whether the attempt was ours and how many jobs
@@ -44,6 +45,12 @@ d AS (
 o AS (
     SELECT item, (row_number() OVER (ORDER BY k) - 1)::integer AS seq
     FROM d),
+-- Where a re-plan's new values start: after every context and seq the
+-- execution has (a job's seq names its attempts' run ids).
+b AS (
+    SELECT coalesce(max(j.context) + 1, 0) AS c0,
+           coalesce(max(j.seq) + 1, 0) AS s0
+    FROM r LEFT JOIN jobs j ON j.execution_id = r.xid),
 -- A fan-out's one "step": the target's agent.
 st AS (
     SELECT e.value AS s, (e.k - 1)::integer AS i,
@@ -65,20 +72,23 @@ ins AS (
                || coalesce(st.s -> 'params', '{}')
                || CASE WHEN $4::text IS NULL THEN '{}'::jsonb
                        ELSE jsonb_build_object($4::text, o.item) END,
-           o.item, o.seq * st.n + st.i, o.seq / $5::integer,
+           o.item,
+           CASE WHEN $9::jsonb IS NULL THEN b.s0 + o.seq
+                ELSE (b.c0 + o.seq) * st.n + st.i END,
+           o.seq / $5::integer,
            CASE WHEN (st.s ->> 'start')::boolean
                 THEN r.started_at + make_interval(
                          secs => (o.seq / $5::integer) * $6::bigint
                                  / 1000.0) END,
            $10::text, st.s ->> 'step_id',
-           CASE WHEN $9::jsonb IS NOT NULL THEN o.seq END,
+           CASE WHEN $9::jsonb IS NOT NULL THEN b.c0 + o.seq END,
            CASE WHEN $9::jsonb IS NOT NULL THEN st.i END,
            (st.s ->> 'timeout_ms')::bigint,
            CASE WHEN jsonb_typeof(st.s -> 'retry') = 'object'
                 THEN st.s -> 'retry' END,
            st.s ->> 'why',
            CASE WHEN st.s ->> 'why' IS NOT NULL THEN now() END
-    FROM r, o, st
+    FROM r, b, o, st
     ON CONFLICT (execution_id, job_key) DO UPDATE
     SET status = 'pending', error = NULL, result = NULL, wait_reason = NULL,
         finished_at = NULL, spent = 0, updated_at = now(),
@@ -91,7 +101,11 @@ x AS (
     UPDATE executions x
     SET jobs_created = x.jobs_created
                        + (SELECT count(*) FROM ins WHERE fresh),
-        metadata = x.metadata || $7::jsonb,
+        -- planned_at: when the plan was written (its jobs inserted),
+        -- to the microsecond
+        metadata = x.metadata || $7::jsonb
+                   || jsonb_build_object('planned_at',
+                                         cronvisor_time(clock_timestamp())),
         updated_at = now()
     FROM r WHERE x.id = r.xid
     RETURNING x.id),
@@ -129,10 +143,18 @@ WHERE x.run_id = v.id AND x.status = 'running'
                     AND j.status IN ('pending', 'running'));
 
 -- name: fanout_pipeline
--- Pipeline $2 of owner $1, as a schedule's slot runs it: its steps (the
--- native form), fail_fast and enabled.
-SELECT steps::text, fail_fast, enabled
-FROM pipelines WHERE owner = $1 AND pipeline_id = $2;
+-- Pipeline $2 of owner $1, as a schedule's slot (its attempt $3) runs
+-- it: its steps (the native form), fail_fast and enabled.  A retry of a
+-- slot whose execution has a plan already keeps the steps it was made
+-- with (metadata.pipeline): a pipeline changed since changes the next
+-- slot, not this one.
+SELECT coalesce(x.metadata #> '{pipeline,steps}', p.steps)::text,
+       coalesce((x.metadata #>> '{pipeline,fail_fast}')::boolean,
+                p.fail_fast),
+       p.enabled
+FROM pipelines p
+LEFT JOIN executions x ON x.run_id = $3 AND x.metadata ? 'pipeline'
+WHERE p.owner = $1 AND p.pipeline_id = $2;
 
 -- name: fanout_graphs
 -- The pipelines (metadata.pipeline: steps, fail_fast) of executions $1 (a
@@ -149,11 +171,12 @@ FOR UPDATE;
 -- name: fanout_contexts
 -- The steps of contexts $1 (a JSON array of {x: execution, c: context;
 -- c null: all of them}) as common/dag.c reads them: by execution,
--- context and step, each job with its status and whether it is ready.
+-- context and step, each job with its status, whether it is ready and
+-- how many attempts it had.
 WITH v AS (
     SELECT DISTINCT x, c FROM json_to_recordset($1::json) AS v(x uuid, c integer))
 SELECT j.execution_id, j.context, j.step, j.id, j.status,
-       j.ready_at IS NOT NULL
+       j.ready_at IS NOT NULL, j.attempts
 FROM v JOIN jobs j ON j.execution_id = v.x
                   AND (v.c IS NULL OR j.context = v.c)
 WHERE j.context IS NOT NULL
@@ -161,9 +184,13 @@ ORDER BY j.execution_id, j.context, j.step;
 
 -- name: fanout_advance
 -- What dag.c decided for waiting steps, $1 a JSON array of {id, why}: a
--- step that starts (why null) is ready at once, or at its context's
--- batch's planned start if that is later; one that never runs is
--- skipped, with why.  Steps no longer waiting are left alone.  Supervisors
+-- step that starts (why null) is ready from its context's batch's planned
+-- start (the past, once a step it depends on ended): claims take jobs by
+-- ready_at, then seq, so a context's next step goes before the first
+-- steps of the contexts behind it (depth first: a context done soonest,
+-- its next request not queued behind a whole fan-out); one that never runs is
+-- skipped, with why (fail_fast also skips a step that was ready but
+-- never sent).  Steps no longer waiting (or sent) are left alone.  Supervisors
 -- wake to claim what became ready.  Returns how many started.
 WITH v AS (
     SELECT * FROM json_to_recordset($1::json) AS v(id uuid, why text)),
@@ -171,16 +198,17 @@ u AS (
     UPDATE jobs j
     SET status = CASE WHEN v.why IS NULL THEN 'pending' ELSE 'skipped' END,
         ready_at = CASE WHEN v.why IS NULL
-                        THEN greatest(now(), f.started_at + make_interval(
+                        THEN coalesce(f.started_at, now()) + make_interval(
                                  secs => j.batch * coalesce(
                                      (x.metadata #>> '{fanout,stagger_ms}')::bigint,
-                                     0) / 1000.0)) END,
+                                     0) / 1000.0) END,
         wait_reason = v.why,
         finished_at = CASE WHEN v.why IS NOT NULL THEN now() END,
         updated_at = now()
     FROM v, executions x LEFT JOIN runs f ON f.id = x.run_id
     WHERE j.id = v.id AND x.id = j.execution_id
-      AND j.status = 'pending' AND j.ready_at IS NULL
+      AND j.status = 'pending'
+      AND (j.ready_at IS NULL OR (v.why IS NOT NULL AND j.attempts = 0))
     RETURNING v.why IS NULL AS started)
 SELECT count(*) FILTER (WHERE started),
        (SELECT count(*) FROM (SELECT pg_notify('cronvisor_wake', '')

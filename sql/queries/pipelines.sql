@@ -51,6 +51,11 @@ WHERE ($1::text IS NULL OR owner = $1)
 ORDER BY owner, pipeline_id
 LIMIT $6;
 
+-- name: pipelines_lock
+-- Pipeline $2 of owner $1, locked for its deletion (pipelines_delete
+-- follows, in the same transaction).
+SELECT 1 FROM pipelines WHERE owner = $1 AND pipeline_id = $2 FOR UPDATE;
+
 -- name: pipelines_delete
 -- Deletes pipeline $2 of owner $1 unless a schedule (not deleted) runs
 -- it.  One row: how many went (0 or 1), how many schedules use it, and
