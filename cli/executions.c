@@ -46,13 +46,18 @@ cell(const json_t *o, const char *key, char *buf, size_t len)
 	return "-";
 }
 
-/* The message of a job's error object, else "-". */
+/*
+ * The message of a job's error object, else why it waits or was not run
+ * (a pipeline step's), else "-".
+ */
 static const char *
 job_error(const json_t *j)
 {
 	const char *s = json_string_value(
 	    json_object_get(json_object_get(j, "error"), "message"));
 
+	if (s == NULL)
+		s = json_string_value(json_object_get(j, "wait_reason"));
 	return s ? s : "-";
 }
 
@@ -83,17 +88,19 @@ executions_table(const json_t *list)
 static void
 jobs_table(const json_t *list)
 {
-	static const char *const hdr[] = {
-	    "ID", "STATUS", "AGENT", "PRIORITY", "ATTEMPTS", "ERROR"};
-	struct table *t = table_new(hdr, 6);
-	char a[32], b[32];
+	static const char *const hdr[] = {"ID", "STATUS", "STEP", "CONTEXT",
+	    "AGENT", "PRIORITY", "ATTEMPTS", "ERROR"};
+	struct table *t = table_new(hdr, 8);
+	char a[32], b[32], c[32];
 	const json_t *j;
 	size_t i;
 
 	json_array_foreach((json_t *)list, i, j)
 	{
 		const char *row[] = {cell(j, "id", NULL, 0),
-		    cell(j, "status", NULL, 0), cell(j, "agent_id", NULL, 0),
+		    cell(j, "status", NULL, 0), cell(j, "step_id", NULL, 0),
+		    cell(j, "context", c, sizeof(c)),
+		    cell(j, "agent_id", NULL, 0),
 		    cell(j, "priority", a, sizeof(a)),
 		    cell(j, "attempt_count", b, sizeof(b)), job_error(j)};
 		table_add(t, row);
@@ -104,12 +111,13 @@ jobs_table(const json_t *list)
 
 static const char *const exec_order[] = {"id", "schedule_id", "schedule_name",
     "status", "slot_at", "triggered", "jobs_created", "jobs_enqueued", "jobs",
-    "errors", "metadata", "created_at", "updated_at", "finished_at", NULL};
+    "pipeline", "errors", "metadata", "created_at", "updated_at", "finished_at",
+    NULL};
 static const char *const job_order[] = {"id", "execution_id", "schedule_id",
     "status", "agent_id", "agent_version", "pipeline_id", "pipeline_step_id",
-    "priority", "enqueued_at", "dependencies", "params", "wait_reason",
-    "result", "error", "attempt_count", "created_at", "finished_at", "attempts",
-    NULL};
+    "context", "item", "priority", "enqueued_at", "dependencies", "params",
+    "wait_reason", "result", "error", "attempt_count", "created_at",
+    "finished_at", "attempts", NULL};
 
 /*
  * The commands of both: what is "executions" or "jobs", sub the command
