@@ -79,35 +79,57 @@ child_signals_reset(sigset_t *fdset)
 }
 
 /*
- * Closes every descriptor but keep and stderr (the supervisor's log, where
- * log.c writes); stdin and stdout go to /dev/null so that nothing opened
- * later lands on them.  keep is first moved above 2 if need be.  Returns
- * the descriptor keep now has, or -1.
+ * Closes every descriptor but the n of keep and stderr (the supervisor's
+ * log, where log.c writes); stdin and stdout go to /dev/null so that
+ * nothing opened later lands on them.  A descriptor of keep below 3 is
+ * first moved above 2, and keep[] updated.  Returns 0, or -1.
  */
 static int
-child_close_fds(int keep)
+child_close_fds(int *keep, int n)
 {
-	int fd, was = keep;
+	int sorted[RUNNER_BATCH_MAX], fd, k, t, was_err = 0;
+	unsigned lo = STDERR_FILENO + 1;
 
-	if (keep <= STDERR_FILENO &&
-	    (keep = fcntl(keep, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
+	if (n < 1 || n > RUNNER_BATCH_MAX)
 		return -1;
+	for (k = 0; k < n; k++) {
+		if (keep[k] > STDERR_FILENO)
+			continue;
+		was_err |= keep[k] == STDERR_FILENO;
+		if ((keep[k] = fcntl(
+		         keep[k], F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
+			return -1;
+	}
 	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
 		return -1;
 	if (dup2(fd, STDIN_FILENO) == -1 || dup2(fd, STDOUT_FILENO) == -1 ||
-	    (was == STDERR_FILENO && dup2(fd, STDERR_FILENO) == -1))
+	    (was_err && dup2(fd, STDERR_FILENO) == -1))
 		return -1;
 	if (fd > STDERR_FILENO)
 		close(fd);
-	if ((keep == 3 || close_range(3, (unsigned)keep - 1, 0) == 0) &&
-	    close_range((unsigned)keep + 1, ~0U, 0) == 0)
-		return keep;
+	for (k = 0; k < n; k++) { /* sorted: the gaps between them go */
+		for (t = k; t > 0 && sorted[t - 1] > keep[k]; t--)
+			sorted[t] = sorted[t - 1];
+		sorted[t] = keep[k];
+	}
+	for (k = 0; k < n; k++) {
+		if ((unsigned)sorted[k] > lo &&
+		    close_range(lo, (unsigned)sorted[k] - 1, 0) == -1)
+			break;
+		lo = (unsigned)sorted[k] + 1;
+	}
+	if (k == n && close_range(lo, ~0U, 0) == 0)
+		return 0;
 	/* No close_range() (Linux < 5.9): close them one by one. */
 	long max = sysconf(_SC_OPEN_MAX);
-	for (fd = 3; fd < (max > 0 && max < INT_MAX ? max : 65536); fd++)
-		if (fd != keep)
+	for (fd = 3, k = 0; fd < (max > 0 && max < INT_MAX ? max : 65536);
+	     fd++) {
+		while (k < n && sorted[k] < fd)
+			k++;
+		if (k == n || sorted[k] != fd)
 			(void)close(fd);
-	return keep;
+	}
+	return 0;
 }
 
 /* Sets res to an error that happened before the target could start. */
@@ -142,28 +164,26 @@ child_orphaned(pid_t parent, struct result *res)
 }
 
 /*
- * The isolation steps, in order.  Returns the signalfd, or -1 with res
- * describing what failed.  *result_fd may move (see child_close_fds).
+ * The isolation steps, in order, for a runner whose result pipes are the
+ * n of fds (which may move, see child_close_fds).  Returns the signalfd,
+ * or -1 with res describing what failed.
  */
-static int
-child_isolate(int *result_fd, pid_t parent, struct result *res)
+int
+child_isolate(int *fds, int n, pid_t parent, struct result *res)
 {
 	struct rlimit core = {0, 0};
 	sigset_t fdset;
-	int sfd, fd = -1;
+	int sfd;
 
 	errno = 0;
 	if (child_signals_reset(&fdset) == -1 || setsid() == -1 ||
-	    (fd = child_close_fds(*result_fd)) == -1 ||
+	    child_close_fds(fds, n) == -1 ||
 	    setrlimit(RLIMIT_CORE, &core) == -1 ||
 	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1 ||
 	    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1) {
 		child_error(res, 1, "cannot isolate the runner");
-		if (fd != -1)
-			*result_fd = fd;
 		return -1;
 	}
-	*result_fd = fd;
 	/* Opened after the descriptors were closed, which it survives. */
 	if ((sfd = signalfd(-1, &fdset, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
 		child_error(res, 1, "cannot read the runner's signals");
@@ -268,7 +288,7 @@ child_start(const struct run_spec *spec, int sfd, struct result *res)
 void (*child_http)(const struct run_spec *, int, struct result *);
 
 /* Returns NULL if spec can be run, else what is wrong with it. */
-static const char *
+const char *
 child_check(const struct run_spec *spec)
 {
 	if (spec->timeout < 1)
@@ -336,7 +356,7 @@ child_fault(const struct run_spec *spec, int result_fd,
  * clears the parent-death signal: it is set again, and the supervisor
  * checked once more.  Returns 0, or -1 with res the (permanent) error.
  */
-static int
+int
 child_drop(const struct run_spec *spec, pid_t parent, struct result *res)
 {
 	if (!spec->run_as)
@@ -358,26 +378,36 @@ child_drop(const struct run_spec *spec, pid_t parent, struct result *res)
 	return 0;
 }
 
-/* Writes res as the one result frame and exits: 0 if it was written. */
-static _Noreturn void
-child_send(const struct run_spec *spec, int result_fd, struct result *res)
+/*
+ * Writes res as the one result frame of spec's run to result_fd: 0, or -1
+ * (logged).
+ */
+int
+child_write(const struct run_spec *spec, int result_fd, struct result *res)
 {
 	unsigned char *buf;
 	size_t len;
+	int rc;
 
 	(void)spec; /* read only by the test builds' child_fault() */
 	if (result_encode(res, &buf, &len) == -1) {
 		log_warn("cannot encode the result");
-		_exit(2);
+		return -1;
 	}
 #ifdef CV_TESTING
 	child_fault(spec, result_fd, buf, len);
 #endif
-	if (io_write_all(result_fd, buf, len) == -1) {
+	if ((rc = io_write_all(result_fd, buf, len)) == -1)
 		log_warn("cannot write the result");
-		_exit(2);
-	}
-	_exit(0);
+	free(buf);
+	return rc;
+}
+
+/* Writes res as the one result frame and exits: 0 if it was written. */
+static _Noreturn void
+child_send(const struct run_spec *spec, int result_fd, struct result *res)
+{
+	_exit(child_write(spec, result_fd, res) == 0 ? 0 : 2);
 }
 
 /*
@@ -397,7 +427,7 @@ child_main(const struct run_spec *spec, int result_fd, pid_t parent)
 	    spec->run_id != NULL ? spec->run_id : "?",
 	    spec->schedule != NULL ? spec->schedule : "?");
 	result_init(&res);
-	if ((sfd = child_isolate(&result_fd, parent, &res)) == -1)
+	if ((sfd = child_isolate(&result_fd, 1, parent, &res)) == -1)
 		child_send(spec, result_fd, &res);
 	if ((bad = child_check(spec)) != NULL) {
 		errno = 0;

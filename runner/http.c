@@ -43,7 +43,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "runner.h"
+#include "http.h"
 
 #define HTTP_HEAD_MAX 16384 /* response bytes kept to read a verdict */
 
@@ -58,6 +58,8 @@ struct http_call {
 	uint64_t total;               /* response body bytes in all */
 	char errbuf[CURL_ERROR_SIZE]; /* libcurl's message for a failure */
 	CURLcode code;                /* how the transfer ended */
+	int added;                    /* 1: on its multi handle */
+	int64_t t0;                   /* clock_us() when it began */
 	int timed_out;                /* 1: SIGALRM ended it */
 	int interrupted;              /* 1: SIGTERM ended it */
 	struct hostlist allow;        /* http_allow_hosts, parsed */
@@ -266,15 +268,18 @@ http_method(CURL *h, const struct run_spec *spec)
 	return rc | curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, m);
 }
 
-/* Sets up the request; returns 0, or -1 (out of memory, bad option). */
+/*
+ * Sets up the request, to run on multi (not added yet); returns 0, or -1
+ * (out of memory, bad option).
+ */
 static int
-http_setup(struct http_call *c, const struct run_spec *spec)
+http_setup(struct http_call *c, const struct run_spec *spec, CURLM *multi)
 {
 	CURL *h;
 	int rc = 0;
 
-	if ((c->easy = h = curl_easy_init()) == NULL ||
-	    (c->multi = curl_multi_init()) == NULL)
+	c->multi = multi;
+	if ((c->easy = h = curl_easy_init()) == NULL)
 		return -1;
 	for (size_t i = 0; spec->headers != NULL && spec->headers[i]; i++) {
 		struct curl_slist *l =
@@ -303,15 +308,15 @@ http_setup(struct http_call *c, const struct run_spec *spec)
 	rc |= curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
 	rc |= curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, http_write);
 	rc |= curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	rc |= curl_easy_setopt(h, CURLOPT_PRIVATE, c);
 	rc |= http_method(h, spec);
-	if (rc != 0 || curl_multi_add_handle(c->multi, h) != CURLM_OK)
-		return -1;
-	return 0;
+	return rc != 0 ? -1 : 0;
 }
 
 /*
- * Drives the transfer until it ends, or until the signalfd brings SIGALRM
- * or SIGTERM.  Returns 0, or -1 if the multi interface itself failed.
+ * Drives a single call's transfer until it ends, or until the signalfd
+ * brings SIGALRM or SIGTERM.  Returns 0, or -1 if the multi interface
+ * itself failed.
  */
 static int
 http_loop(struct http_call *c, int sfd)
@@ -453,20 +458,16 @@ http_us(const struct timeval *tv)
 	return (int64_t)tv->tv_sec * 1000000 + tv->tv_usec;
 }
 
-/* Releases what c holds. */
-static void
-http_clear(struct http_call *c)
+/* The process's CPU time so far, user and system, in µs. */
+void
+http_cpu(int64_t *user_us, int64_t *sys_us, int64_t *max_rss_kb)
 {
-	if (c->multi != NULL && c->easy != NULL)
-		curl_multi_remove_handle(c->multi, c->easy);
-	if (c->easy != NULL)
-		curl_easy_cleanup(c->easy);
-	if (c->multi != NULL)
-		curl_multi_cleanup(c->multi);
-	curl_slist_free_all(c->hdrs);
-	tail_clear(&c->tail);
-	hostlist_clear(&c->allow);
-	hostlist_clear(&c->deny);
+	struct rusage r;
+
+	getrusage(RUSAGE_SELF, &r);
+	*user_us = http_us(&r.ru_utime);
+	*sys_us = http_us(&r.ru_stime);
+	*max_rss_kb = r.ru_maxrss;
 }
 
 /*
@@ -497,6 +498,100 @@ http_precheck(
 	return 0;
 }
 
+/* Releases what c holds, and c. */
+static void
+http_free(struct http_call *c)
+{
+	if (c == NULL)
+		return;
+	if (c->multi != NULL && c->easy != NULL && c->added)
+		curl_multi_remove_handle(c->multi, c->easy);
+	if (c->easy != NULL)
+		curl_easy_cleanup(c->easy);
+	curl_slist_free_all(c->hdrs);
+	tail_clear(&c->tail);
+	hostlist_clear(&c->allow);
+	hostlist_clear(&c->deny);
+	free(c);
+}
+
+/*
+ * The request of spec, checked and set up to run on multi once
+ * http_begin() adds it.  Returns it, or NULL with res the run's result (a
+ * refused host, which is not retried, or a failure to set it up).
+ */
+struct http_call *
+http_open(const struct run_spec *spec, CURLM *multi, struct result *res)
+{
+	char msg[RESULT_ERROR_MAX] = "";
+	size_t cap = spec->output_tail;
+	struct http_call *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    tail_init(&c->tail,
+	        cap < RESULT_OUTPUT_MAX ? cap : RESULT_OUTPUT_MAX) == -1) {
+		snprintf(msg, sizeof(msg), "cannot set up the HTTP request");
+	} else if (http_precheck(c, spec, msg, sizeof(msg)) == -1) {
+		res->status = RESULT_ERROR;
+		res->retryable = 0;
+	} else if (http_setup(c, spec, multi) == -1) {
+		snprintf(msg, sizeof(msg), "cannot set up the HTTP request");
+	} else {
+		return c;
+	}
+	free(res->error);
+	res->error = strdup(msg);
+	http_free(c);
+	return NULL;
+}
+
+/* Starts c's transfer on its multi handle: 0, or -1. */
+int
+http_begin(struct http_call *c)
+{
+	c->t0 = clock_us();
+	if (curl_multi_add_handle(c->multi, c->easy) != CURLM_OK)
+		return -1;
+	c->added = 1;
+	return 0;
+}
+
+/* The call a finished transfer of a multi handle belongs to. */
+struct http_call *
+http_of(CURL *easy)
+{
+	struct http_call *c = NULL;
+
+	(void)curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&c);
+	return c;
+}
+
+/*
+ * Ends c, whose transfer ended with code (how: HTTP_DONE), or was cut
+ * short by the run's timeout (HTTP_TIMED_OUT) or a stop (HTTP_STOPPED),
+ * or never started (HTTP_STOPPED too): fills res with the outcome, the
+ * response body's tail as output and the duration, and frees c.
+ */
+void
+http_end(struct http_call *c, const struct run_spec *spec, CURLcode code,
+    enum http_how how, struct result *res)
+{
+	char msg[RESULT_ERROR_MAX] = "";
+
+	c->code = code;
+	c->timed_out = how == HTTP_TIMED_OUT;
+	c->interrupted = how == HTTP_STOPPED;
+	http_outcome(c, spec, res, msg, sizeof(msg));
+	if (tail_take(&c->tail, res) == -1)
+		log_warn("http: keeping the response");
+	res->duration_us = c->added ? clock_us() - c->t0 : 0;
+	if (msg[0] != '\0') {
+		free(res->error);
+		res->error = strdup(msg);
+	}
+	http_free(c);
+}
+
 /*
  * Makes the request of spec from the runner child and fills res
  * (initialised by the caller): status, HTTP status, the response body's
@@ -507,37 +602,31 @@ http_precheck(
 void
 http_run(const struct run_spec *spec, int sfd, struct result *res)
 {
+	int64_t u0, s0, u1, s1, rss;
 	struct http_call *c;
-	struct rusage r0, r1;
-	char msg[RESULT_ERROR_MAX] = "";
-	size_t cap = spec->output_tail;
-	int64_t t0 = clock_us();
+	CURLM *multi;
 
-	getrusage(RUSAGE_SELF, &r0);
-	if ((c = calloc(1, sizeof(*c))) == NULL ||
-	    tail_init(&c->tail,
-	        cap < RESULT_OUTPUT_MAX ? cap : RESULT_OUTPUT_MAX) == -1) {
-		snprintf(msg, sizeof(msg), "cannot set up the HTTP request");
-	} else if (http_precheck(c, spec, msg, sizeof(msg)) == -1) {
-		res->status = RESULT_ERROR;
-		res->retryable = 0;
-	} else if (http_setup(c, spec) == -1) {
-		snprintf(msg, sizeof(msg), "cannot set up the HTTP request");
-	} else if (http_loop(c, sfd) == -1) {
-		snprintf(msg, sizeof(msg), "libcurl's multi interface failed");
-	} else {
-		http_outcome(c, spec, res, msg, sizeof(msg));
-		if (tail_take(&c->tail, res) == -1)
-			log_warn("http: keeping the response");
+	http_cpu(&u0, &s0, &rss);
+	if ((multi = curl_multi_init()) == NULL) {
+		free(res->error);
+		res->error = strdup("cannot set up the HTTP request");
+	} else if ((c = http_open(spec, multi, res)) != NULL) {
+		if (http_begin(c) == -1 || http_loop(c, sfd) == -1) {
+			http_free(c);
+			free(res->error);
+			res->error = strdup("libcurl's multi interface failed");
+		} else {
+			http_end(c, spec, c->code,
+			    c->timed_out         ? HTTP_TIMED_OUT
+			        : c->interrupted ? HTTP_STOPPED
+			                         : HTTP_DONE,
+			    res);
+		}
 	}
-	res->duration_us = clock_us() - t0;
-	getrusage(RUSAGE_SELF, &r1);
-	res->cpu_user_us = http_us(&r1.ru_utime) - http_us(&r0.ru_utime);
-	res->cpu_sys_us = http_us(&r1.ru_stime) - http_us(&r0.ru_stime);
-	res->max_rss_kb = r1.ru_maxrss;
-	if (msg[0] != '\0')
-		res->error = strdup(msg);
-	if (c != NULL)
-		http_clear(c);
-	free(c);
+	if (multi != NULL)
+		curl_multi_cleanup(multi);
+	http_cpu(&u1, &s1, &rss);
+	res->cpu_user_us = u1 - u0;
+	res->cpu_sys_us = s1 - s0;
+	res->max_rss_kb = rss;
 }

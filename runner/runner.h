@@ -107,8 +107,13 @@ int cgroup_enter(
 void cgroup_remove(const char *run_id);
 
 /* child.c: the runner child, from fork to _exit. */
+#define RUNNER_BATCH_MAX 256 /* runs one batch runner makes (batch.c) */
 _Noreturn void child_main(
     const struct run_spec *spec, int result_fd, pid_t parent);
+int child_isolate(int *fds, int n, pid_t parent, struct result *res);
+const char *child_check(const struct run_spec *spec);
+int child_drop(const struct run_spec *spec, pid_t parent, struct result *res);
+int child_write(const struct run_spec *spec, int result_fd, struct result *res);
 int child_signals(int sfd, int *alarm_seen, int *term, int *chld);
 extern void (*child_http)(const struct run_spec *, int, struct result *);
 int child_start(const struct run_spec *spec, int sfd, struct result *res);
@@ -138,6 +143,13 @@ void target_describe(const struct run_spec *spec, const struct target_error *te,
 
 /* http.c: an http target, done by libcurl in the runner. */
 void http_run(const struct run_spec *spec, int sfd, struct result *res);
+
+/*
+ * batch.c: one runner for many HTTP runs (an execution's agent jobs of one
+ * user), each with its own result pipe fds[i].
+ */
+_Noreturn void batch_main(
+    const struct run_spec *const *specs, int *fds, int n, pid_t parent);
 
 /* tree.c: every descendant of the runner, found through /proc. */
 int tree_signal(pid_t pgid, int sig);

@@ -233,21 +233,25 @@ set:
 static void
 start_fresh(void)
 {
-	struct job *v[SPAWN_MAX], *j, *jobs = sv.fresh;
+	struct job **v, *j, *jobs = sv.fresh;
 	int n = 0;
 
+	for (j = jobs; j != NULL; j = j->next)
+		n++;
+	if (n == 0)
+		return;
+	if ((v = calloc((size_t)n, sizeof(*v))) == NULL)
+		fatal("calloc");
 	sv.fresh = NULL;
 	sv.nfresh = 0;
-	while ((j = jobs) != NULL) {
+	for (n = 0; (j = jobs) != NULL; n++) {
 		jobs = j->next;
 		j->next = sv.jobs;
 		sv.jobs = j;
-		v[n++] = j;
-		if (n == SPAWN_MAX || jobs == NULL) {
-			job_start(v, n, sv.epfd, sv.cf.kill_grace_seconds);
-			n = 0;
-		}
+		v[n] = j;
 	}
+	job_start(v, n, sv.epfd, sv.cf.kill_grace_seconds);
+	free(v);
 }
 
 static void heartbeat(int64_t now_ms);
@@ -472,20 +476,24 @@ reap(void)
 {
 	struct job *j;
 	pid_t pid;
-	int st;
+	int st, n;
 
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
 		/* First: a helper's pid is never a job's (both unreaped). */
 		if (zygote_reaped(pid, st))
 			continue;
-		for (j = sv.jobs; j && j->pid != pid; j = j->next)
-			;
-		if (j == NULL || j->state != JOB_RUNNING) {
-			log_warnx("reaped unknown child %d", (int)pid);
-			continue;
+		/* A batch runner's pid is several jobs' (runner/batch.c). */
+		n = 0;
+		for (j = sv.jobs; j != NULL; j = j->next) {
+			if (j->pid != pid || j->state != JOB_RUNNING)
+				continue;
+			job_reaped(j, st);
+			if (!j->batch)
+				cgroup_remove(j->run_id);
+			n++;
 		}
-		job_reaped(j, st);
-		cgroup_remove(j->run_id);
+		if (!job_batch_reaped(pid) && n == 0)
+			log_warnx("reaped unknown child %d", (int)pid);
 	}
 }
 

@@ -114,6 +114,7 @@ struct job {
 	struct run_spec spec;        /* what the runner runs */
 	char spawn_error[CV_ERRLEN]; /* non-empty: it cannot start */
 	pid_t pid;                   /* the runner, 0 before the fork */
+	int batch;                   /* its runner makes other runs too */
 	int fd;                      /* its result pipe, -1 when closed */
 	int reaped;                  /* waitpid() returned it */
 	int wstatus;                 /* what waitpid() said */
@@ -322,6 +323,7 @@ int64_t job_answers(int epfd, int64_t now_ms, int64_t kill_grace);
 int64_t job_asking_due(void);
 void job_readable(struct job *j, int epfd);
 void job_reaped(struct job *j, int st);
+int job_batch_reaped(pid_t pid);
 int64_t job_deadline(struct job *j, int64_t now_ms, int64_t kill_grace);
 void job_interrupt(
     struct job *j, enum reap_cause why, int64_t now_ms, int64_t kill_grace);

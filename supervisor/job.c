@@ -133,24 +133,143 @@ job_started(
 	    j->name, (int)j->pid);
 }
 
+/* The batch runners not reaped yet (their jobs may all be done). */
+static pid_t *batch_pids;
+static size_t nbatch_pids, batch_pids_cap;
+
 /*
- * Starts the runners of the n jobs of v (at most SPAWN_MAX) together
- * (spawn_ask(), else spawn_runners()) and watches their result pipes with epfd.
- * A run that cannot be prepared (a bad target) ends at once as failed and not
+ * Whether pid, just reaped, was a batch runner's (forgotten now).  Its
+ * jobs whose pipes had not ended are reaped by the caller.
+ */
+int
+job_batch_reaped(pid_t pid)
+{
+	for (size_t i = 0; i < nbatch_pids; i++) {
+		if (batch_pids[i] == pid) {
+			batch_pids[i] = batch_pids[--nbatch_pids];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Whether j's request goes to a batch runner: an attempt of an agent job
+ * of a fan-out or a pipeline (runner/batch.c).
+ */
+static int
+job_batchable(const struct job *j)
+{
+	return j->kind == KIND_JOB && !j->adopted && !j->probe &&
+	    !j->spawn_error[0] && j->spec.target == RUN_TARGET_HTTP;
+}
+
+/* Whether a and b may share a runner: one execution, one user. */
+static int
+job_same_batch(const struct job *a, const struct job *b)
+{
+	return strcmp(a->schedule_id, b->schedule_id) == 0 &&
+	    a->slot == b->slot && a->repeat == b->repeat &&
+	    a->spec.run_as == b->spec.run_as && a->spec.uid == b->spec.uid &&
+	    a->spec.gid == b->spec.gid;
+}
+
+/*
+ * Starts one batch runner for the n jobs of g (at most RUNNER_BATCH_MAX):
+ * each job watches its own pipe; all have the runner's pid and the
+ * latest of their backstop deadlines (a kill at one would stop them
+ * all).
+ */
+static void
+job_start_batch(struct job **g, int n, int epfd, int64_t kill_grace)
+{
+	const struct run_spec *specs[RUNNER_BATCH_MAX];
+	int fds[RUNNER_BATCH_MAX], err;
+	int64_t deadline = 0;
+	pid_t pid;
+
+	for (int i = 0; i < n; i++)
+		specs[i] = &g[i]->spec;
+	pid = spawn_batch(specs, n, fds);
+	err = errno;
+	if (pid > 0) {
+		if (nbatch_pids == batch_pids_cap) {
+			size_t cap = batch_pids_cap ? batch_pids_cap * 2 : 16;
+			pid_t *p = realloc(batch_pids, cap * sizeof(*p));
+
+			if (p == NULL)
+				fatal("realloc");
+			batch_pids = p;
+			batch_pids_cap = cap;
+		}
+		batch_pids[nbatch_pids++] = pid;
+		log_debug("runner %d: a batch of %d runs", (int)pid, n);
+	}
+	for (int i = 0; i < n; i++) {
+		g[i]->batch = 1;
+		job_started(
+		    g[i], pid, pid > 0 ? fds[i] : -1, err, epfd, kill_grace);
+		if (g[i]->deadline_ms > deadline)
+			deadline = g[i]->deadline_ms;
+	}
+	for (int i = 0; i < n && pid > 0; i++)
+		g[i]->deadline_ms = deadline;
+}
+
+/* Forks here the runners of the n jobs of go, whose specs are specs. */
+static void
+job_fork(const struct run_spec **specs, struct job **go, int n, int epfd,
+    int64_t kill_grace)
+{
+	int fds[SPAWN_MAX], errs[SPAWN_MAX];
+	pid_t pids[SPAWN_MAX];
+
+	if (n == 0)
+		return;
+	spawn_runners(specs, n, pids, fds, errs);
+	for (int t = 0; t < n; t++)
+		job_started(go[t], pids[t], fds[t], errs[t], epfd, kill_grace);
+}
+
+/*
+ * Starts the runners of the n jobs of v together and watches their result
+ * pipes with epfd: the agent jobs of an execution that run as one user in
+ * batch runners (job_start_batch()), the others each in its own
+ * (spawn_ask(), else spawn_runners(), SPAWN_MAX at a time).  A run that
+ * cannot be prepared (a bad target) ends at once as failed and not
  * retryable; one whose runner cannot be forked ends as crashed.
  */
 void
 job_start(struct job *const *v, int n, int epfd, int64_t kill_grace)
 {
 	const struct run_spec *specs[SPAWN_MAX];
-	struct job *go[SPAWN_MAX];
-	int fds[SPAWN_MAX], errs[SPAWN_MAX], k = 0;
-	pid_t pids[SPAWN_MAX];
+	struct job *go[SPAWN_MAX], *g[RUNNER_BATCH_MAX];
+	int k = 0, m;
+	char *taken;
 
-	for (int i = 0; i < n && i < SPAWN_MAX; i++) {
+	if ((taken = calloc((size_t)n + 1, 1)) == NULL)
+		fatal("calloc");
+	for (int i = 0; i < n; i++) {
 		result_reader_init(&v[i]->rd);
 		if (!v[i]->adopted)
 			result_init(&v[i]->res);
+	}
+	for (int i = 0; i < n; i++) {
+		if (taken[i] || !job_batchable(v[i]))
+			continue;
+		m = 0;
+		for (int t = i; t < n && m < RUNNER_BATCH_MAX; t++) {
+			if (!taken[t] && job_batchable(v[t]) &&
+			    job_same_batch(v[i], v[t])) {
+				taken[t] = 1;
+				g[m++] = v[t];
+			}
+		}
+		job_start_batch(g, m, epfd, kill_grace);
+	}
+	for (int i = 0; i < n; i++) {
+		if (taken[i])
+			continue;
 		if (v[i]->adopted) {
 			/* an agent's report: its verdict was made at the claim
 			 */
@@ -166,11 +285,13 @@ job_start(struct job *const *v, int n, int epfd, int64_t kill_grace)
 			specs[k] = &v[i]->spec;
 			go[k++] = v[i];
 		}
+		if (k == SPAWN_MAX) {
+			job_fork(specs, go, k, epfd, kill_grace);
+			k = 0;
+		}
 	}
-	if (k > 0)
-		spawn_runners(specs, k, pids, fds, errs);
-	for (int i = 0; i < k; i++)
-		job_started(go[i], pids[i], fds[i], errs[i], epfd, kill_grace);
+	job_fork(specs, go, k, epfd, kill_grace);
+	free(taken);
 }
 
 /*
@@ -220,7 +341,16 @@ job_asking_due(void)
 static void
 job_check_end(struct job *j)
 {
-	if (!j->reaped || j->fd >= 0)
+	if (j->fd >= 0)
+		return;
+	/*
+	 * A batch runner writes each run's frame and closes its pipe as the
+	 * run's request ends, and exits after the last: a whole frame at the
+	 * pipe's end is the run's end, as if its runner had exited 0.
+	 */
+	if (!j->reaped && j->batch && j->fs == FRAME_OK)
+		j->wstatus = 0;
+	else if (!j->reaped)
 		return;
 	outcome_decide(
 	    j->wstatus, j->cause, j->fs, &j->res, j->frame_err, &j->verdict);

@@ -108,6 +108,47 @@ spawn_runners(const struct run_spec *const *specs, int n, pid_t *pids,
 }
 
 /*
+ * Starts one runner for the n HTTP runs of specs (n at most
+ * RUNNER_BATCH_MAX; runner/batch.c), each with a result pipe of its own:
+ * result_fds[i] is specs[i]'s read end, as spawn_runner() sets it.
+ * Returns the runner's pid, every run's, or -1 with errno set and nothing
+ * left open.
+ */
+pid_t
+spawn_batch(const struct run_spec *const *specs, int n, int *result_fds)
+{
+	int w[RUNNER_BATCH_MAX], p[2], made = 0, saved;
+	pid_t parent = getpid(), pid = -1;
+
+	if (n < 1 || n > RUNNER_BATCH_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (; made < n; made++) {
+		if (pipe2(p, O_CLOEXEC) == -1)
+			break;
+		result_fds[made] = p[0];
+		w[made] = p[1];
+	}
+	if (made == n && (pid = fork()) == 0) {
+		for (int i = 0; i < n; i++)
+			close(result_fds[i]);
+		batch_main(specs, w, n, parent);
+	}
+	saved = errno;
+	for (int i = 0; i < made; i++) {
+		close(w[i]);
+		if (pid == -1)
+			close(result_fds[i]);
+		else if (fcntl(result_fds[i], F_SETFL, O_NONBLOCK) == -1)
+			log_warn(
+			    "result pipe of runner %d: O_NONBLOCK", (int)pid);
+	}
+	errno = saved;
+	return pid;
+}
+
+/*
  * Asks the runner helper to fork the runner of spec (an exec run) and
  * returns 0 without waiting for its answer: the caller watches the
  * helper's socket (zygote_watch()) and calls spawn_answer() for its asks

@@ -36,6 +36,7 @@ int spawn_init(void);
 pid_t spawn_runner(const struct run_spec *spec, int *result_fd);
 void spawn_runners(const struct run_spec *const *specs, int n, pid_t *pids,
     int *result_fds, int *errs);
+pid_t spawn_batch(const struct run_spec *const *specs, int n, int *result_fds);
 int spawn_ask(const struct run_spec *spec, struct spawn_ask *a);
 int spawn_answer(const struct run_spec *spec, struct spawn_ask *a, int give_up,
     pid_t *pid, int *result_fd, int *err);

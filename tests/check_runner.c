@@ -933,6 +933,209 @@ START_TEST(test_http_bad_scheme)
 }
 END_TEST
 
+/*
+ * Batch runners (runner/batch.c): several HTTP runs in one runner, each
+ * with its own result pipe.
+ */
+
+/* Reads one run's frame from fd (to its end) into r, and closes fd. */
+static void
+batch_frame(int fd, struct ran *r)
+{
+	memset(r, 0, sizeof(*r));
+	result_init(&r->res);
+	collect_frame(fd, r);
+	close(fd);
+	ck_assert_int_eq(r->got, 1);
+}
+
+/* Reaps the batch runner pid, which must exit 0, and checks all is gone. */
+static void
+batch_reap(pid_t pid)
+{
+	int st;
+
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "batch runner wait status %#x", st);
+	assert_clean();
+}
+
+/*
+ * Accepts one connection of sv, reads its request and answers by the
+ * path: /ok-N gets 200 and "body-N", /fail-N a 500.  Returns N.
+ */
+static int
+batch_serve(struct srv *sv)
+{
+	char resp[256];
+	const char *p;
+	int n;
+
+	sv->reqlen = 0;
+	srv_serve(sv, NULL);
+	ck_assert_ptr_nonnull(p = strstr(sv->req, " /"));
+	if (sscanf(p, " /ok-%d", &n) == 1)
+		snprintf(resp, sizeof(resp),
+		    "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: "
+		    "close\r\n\r\nbody-%d",
+		    n);
+	else if (sscanf(p, " /fail-%d", &n) == 1)
+		snprintf(resp, sizeof(resp),
+		    "HTTP/1.1 500 Oops\r\nContent-Length: 0\r\nConnection: "
+		    "close\r\n\r\n");
+	else
+		ck_abort_msg("unexpected request: %s", sv->req);
+	ck_assert_int_eq(io_write_all(sv->cfd, resp, strlen(resp)), 0);
+	close(sv->cfd);
+	sv->cfd = -1;
+	return n;
+}
+
+/*
+ * One runner, three runs: each result on its own pipe, each its own
+ * outcome (a 200 with its body, a 500, a refused URL that never reaches
+ * the server), one pid, and nothing left behind.
+ */
+START_TEST(test_batch_results)
+{
+	static const char *const ids[3] = {
+	    "sched-b-n0-j1-rc0", "sched-b-n0-j2-rc0", "sched-b-n0-j3-rc0"};
+	const struct run_spec *specs[3];
+	char url[3][128];
+	struct run_spec s[3];
+	struct ran r[3];
+	struct srv sv;
+	int fds[3], seen = 0;
+	pid_t pid;
+
+	srv_open(&sv);
+	for (int i = 0; i < 3; i++) {
+		spec_http(&s[i], &sv);
+		s[i].run_id = ids[i];
+		snprintf(url[i], sizeof(url[i]), "http://127.0.0.1:%d/%s-%d",
+		    sv.port, i == 1 ? "fail" : "ok", i);
+		s[i].url = url[i];
+		specs[i] = &s[i];
+	}
+	s[2].url = "file:///etc/passwd";
+	ck_assert_int_gt(pid = spawn_batch(specs, 3, fds), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_ne(fcntl(fds[i], F_GETFL) & O_NONBLOCK, 0);
+	for (int k = 0; k < 2; k++)
+		seen |= 1 << batch_serve(&sv);
+	ck_assert_int_eq(seen, 3);
+	for (int i = 0; i < 3; i++)
+		batch_frame(fds[i], &r[i]);
+	ck_assert_int_eq(r[0].res.status, RESULT_OK);
+	ck_assert_int_eq(r[0].res.http_status, 200);
+	ck_assert_uint_eq(r[0].res.output_len, 6);
+	ck_assert(memcmp(r[0].res.output, "body-0", 6) == 0);
+	ck_assert_int_eq(r[1].res.status, RESULT_FAILED);
+	ck_assert_int_eq(r[1].res.http_status, 500);
+	ck_assert_int_eq(r[1].res.retryable, 1);
+	ck_assert_int_eq(r[2].res.status, RESULT_ERROR);
+	ck_assert_int_eq(r[2].res.retryable, 0);
+	ck_assert_int_eq(r[2].res.http_status, 0);
+	batch_reap(pid);
+	for (int i = 0; i < 3; i++)
+		result_clear(&r[i].res);
+	srv_close(&sv);
+}
+END_TEST
+
+/*
+ * A run's timeout is its own: a server that never answers times out the
+ * run sent to it at its 1 s, while the other run's result, answered at
+ * once, comes before that; a run with a later start time is not sent
+ * before it (CLOCK_REALTIME, to the microsecond).
+ */
+START_TEST(test_batch_timeout_start)
+{
+	const struct run_spec *specs[3];
+	struct srv quiet, fast, late;
+	struct run_spec s[3];
+	struct ran r[3];
+	int fds[3];
+	int64_t nb, arrived;
+	double t0;
+	pid_t pid;
+
+	srv_open(&quiet);
+	srv_open(&fast);
+	srv_open(&late);
+	spec_http(&s[0], &quiet);
+	s[0].timeout = 1;
+	spec_http(&s[1], &fast);
+	spec_http(&s[2], &late);
+	nb = clock_real_us() + 300000;
+	s[2].not_before_us = nb;
+	for (int i = 0; i < 3; i++)
+		specs[i] = &s[i];
+	t0 = now();
+	ck_assert_int_gt(pid = spawn_batch(specs, 3, fds), 0);
+	srv_serve(&quiet, NULL); /* connected, never answered */
+	srv_serve(&fast, RESP_200);
+	batch_frame(fds[1], &r[1]);
+	ck_assert_int_eq(r[1].res.status, RESULT_OK);
+	ck_assert_msg(
+	    now() - t0 < 0.9, "the fast run waited %.3f s", now() - t0);
+	srv_serve(&late, RESP_200);
+	arrived = clock_real_us();
+	ck_assert_msg(
+	    arrived >= nb, "sent %lld us early", (long long)(nb - arrived));
+	batch_frame(fds[2], &r[2]);
+	ck_assert_int_eq(r[2].res.status, RESULT_OK);
+	batch_frame(fds[0], &r[0]);
+	ck_assert_int_eq(r[0].res.status, RESULT_TIMEOUT);
+	ck_assert_int_eq(r[0].res.retryable, 1);
+	ck_assert_int_ge(r[0].res.duration_us, 900000);
+	ck_assert_int_lt(r[0].res.duration_us, 1600000);
+	batch_reap(pid);
+	for (int i = 0; i < 3; i++)
+		result_clear(&r[i].res);
+	srv_close(&quiet);
+	srv_close(&fast);
+	srv_close(&late);
+}
+END_TEST
+
+/*
+ * SIGTERM (a shutdown) ends every open run as interrupted and retryable,
+ * one that has not started yet too; the runner still exits 0.
+ */
+START_TEST(test_batch_sigterm)
+{
+	const struct run_spec *specs[2];
+	struct run_spec s[2];
+	struct ran r[2];
+	struct srv sv;
+	int fds[2];
+	pid_t pid;
+
+	srv_open(&sv);
+	spec_http(&s[0], &sv);
+	spec_http(&s[1], &sv);
+	s[1].not_before_us = clock_real_us() + 60000000;
+	specs[0] = &s[0];
+	specs[1] = &s[1];
+	ck_assert_int_gt(pid = spawn_batch(specs, 2, fds), 0);
+	srv_serve(&sv, NULL);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	for (int i = 0; i < 2; i++) {
+		batch_frame(fds[i], &r[i]);
+		ck_assert_int_eq(r[i].res.status, RESULT_ERROR);
+		ck_assert_int_eq(r[i].res.retryable, 1);
+		ck_assert_ptr_nonnull(r[i].res.error);
+		ck_assert_msg(strstr(r[i].res.error, "interrupted") != NULL,
+		    "%s", r[i].res.error);
+		result_clear(&r[i].res);
+	}
+	batch_reap(pid);
+	srv_close(&sv);
+}
+END_TEST
+
 static Suite *
 runner_suite(void)
 {
@@ -972,6 +1175,9 @@ runner_suite(void)
 	tcase_add_test(th, test_http_refused);
 	tcase_add_test(th, test_http_timeout);
 	tcase_add_test(th, test_http_bad_scheme);
+	tcase_add_test(th, test_batch_results);
+	tcase_add_test(th, test_batch_timeout_start);
+	tcase_add_test(th, test_batch_sigterm);
 	suite_add_tcase(su, th);
 	return su;
 }

@@ -17,7 +17,9 @@
 # (success, no job); a schedule deleted between two batches (the rest not
 # sent, the schedule gone); a kill -9 of the supervisor between two
 # batches (the plan kept: the rest go, none early, none twice, none
-# lost); and the execution's record (jobs created and enqueued, the
+# lost); a batch's requests from one runner, and that runner killed -9
+# with its requests in flight (each crashed, retried once, completed
+# once); and the execution's record (jobs created and enqueued, the
 # expansion's metadata).
 # Usage: engine_fanout.sh CRONVISORD CRONVISOR_API CRONVISORCTL CONNINFO-FILE
 set -u
@@ -217,6 +219,25 @@ call DELETE "/schedules/$s14" "$A"
 ok_status "deleted: 204 while its fan-out runs" 204
 wait_for 30 "SELECT count(*) = 0 FROM schedules WHERE id = '$s14'"
 ok "deleted: the rest were not sent, and the schedule went" "$(reqs /ok "$s14" | wc -l) $(sql "SELECT count(*) FROM schedules WHERE id = '$s14'")" "2 0"
+
+# --- one runner per batch, and a batch runner killed ------------------------------
+# A batch's requests go from one runner (runner/batch.c): each of fan's 4
+# batches had one pid.
+ok "batch runner: each of fan's 4 batches from one runner" "$(sql "SELECT count(*) || ' ' || bool_and(n = 1) FROM (SELECT j.batch, count(DISTINCT r.pid) n FROM runs r JOIN jobs j ON j.id = r.job_id WHERE r.schedule_id = '$s1' GROUP BY j.batch) b")" "4 true"
+# A batch runner killed with its 3 requests in flight: each attempt
+# crashed and went again once, each job completed once.
+stub_agent slowpoke /slow
+s15=$(sched crashing slowpoke '{"tickerId": "db:ticker:all:id?filter={\"id\":{\"$in\":[\"T01\",\"T02\",\"T03\"]}}&batchSize=3&staggerDelay=0", "sleep_ms": 2500}' '"max_retries": 1, "retry_delay_seconds": 1, "backoff": "fixed"')
+slow_seen() { [ "$(reqs /slow "$s15" | wc -l)" -ge 3 ]; }
+wait_until 20 slow_seen
+rp=$(pgrep -P "$CV_SUPERVISOR_PID" -x cronvisord)
+ok "batch runner: one runner for the 3 requests in flight" "$(echo "$rp" | wc -w)" 1
+kill -9 $rp
+wait_for 30 "SELECT status = 'done' FROM schedules WHERE id = '$s15'"
+ok "batch runner killed: success, 3 jobs" "$(xstate "$s15")" "done success 3 3"
+ok "batch runner killed: each job's attempts crashed, then succeeded" "$(sql "SELECT count(*) || ' ' || string_agg(DISTINCT a, ' ') FROM (SELECT string_agg(r.status, ',' ORDER BY r.attempt) a FROM runs r WHERE r.schedule_id = '$s15' AND r.kind = 'job' GROUP BY r.job_id) q")" "3 crashed,succeeded"
+ok "batch runner killed: the crash names the signal" "$(sql "SELECT DISTINCT error FROM runs WHERE schedule_id = '$s15' AND status = 'crashed'")" "the runner was killed by signal 9 (Killed)"
+ok "batch runner killed: the agent saw each value twice" "$(reqs /slow "$s15" | jq -r '.body.params.tickerId' | sort | uniq -c | awk '$1 == 2' | wc -l) $(reqs /slow "$s15" | wc -l)" "3 6"
 
 # --- kill -9 between two batches --------------------------------------------------
 s10=$(sched killed fan '{"tickerId": "db:ticker:all:id?batchSize=5&staggerDelay=1500"}' '"max_retries": 0')
