@@ -1125,16 +1125,20 @@ claim_fanout_jobs(struct claim *cl, int limit, const char *ahead)
 	char lease[24], lim[24], reqs[24], omax[24];
 	const char *p[5] = {lease, ahead, lim, reqs, omax};
 	struct db_rows *rows;
-	int n;
+	int n, dropping;
 
 	if ((rows = db_query(cl->db, SQL_claim_jobs_drop_lock, 0, NULL, cl->err,
 	         cl->errlen)) == NULL)
 		return -1;
+	/* No running execution of a schedule being deleted: nothing to drop. */
+	dropping = db_rows_count(rows) > 0;
 	db_rows_free(rows);
 	if (redecide(cl) == -1)
 		return -1;
-	if ((rows = db_query(cl->db, SQL_claim_jobs_drop, 0, NULL, cl->err,
-	         cl->errlen)) == NULL ||
+	if (!dropping)
+		rows = NULL;
+	else if ((rows = db_query(cl->db, SQL_claim_jobs_drop, 0, NULL, cl->err,
+	              cl->errlen)) == NULL ||
 	    (db_rows_count(rows) > 0 &&
 	        fanout_settle_rows(cl->db, rows, cl->err, cl->errlen) == -1)) {
 		db_rows_free(rows);

@@ -413,7 +413,8 @@ coalesce((SELECT spent FROM jobs WHERE id = ins.job_id), 0), -- spent
 -- claim_jobs_drop.  The candidates are the earliest jobs of agents and
 -- owners not at their limit (those wait without holding the others up),
 -- locked (SKIP LOCKED: a peer takes others), four times as many as may
--- go, so that the limits within the batch do not starve the rest.  The
+-- go (the room under $3 and $4), so that the limits within the batch do
+-- not starve the rest.  The
 -- claim holds claim_jobs_lock first: the runs in flight it counts are
 -- those every other claim committed.
 WITH blocked AS MATERIALIZED (SELECT * FROM cronvisor_agents_blocked($4)),
@@ -422,6 +423,16 @@ full_owners AS MATERIALIZED (
     FROM runs r JOIN schedules s ON s.id = r.schedule_id
     WHERE r.status = 'running'
     GROUP BY s.owner HAVING count(*) >= $5::bigint),
+busy AS MATERIALIZED (
+    SELECT s.owner AS b_owner, j.agent_id AS b_agent, count(*) AS b_n
+    FROM runs r JOIN jobs j ON j.id = r.job_id
+    JOIN schedules s ON s.id = r.schedule_id
+    WHERE r.status = 'running' AND j.agent_id IS NOT NULL
+    GROUP BY s.owner, j.agent_id),
+room AS MATERIALIZED (
+    SELECT greatest(0, least($3::bigint,
+                             $4::bigint - (SELECT coalesce(sum(b_n), 0)
+                                           FROM busy))) AS n),
 c AS MATERIALIZED (
     SELECT j.id FROM jobs j JOIN schedules s ON s.id = j.schedule_id
     WHERE j.status = 'pending' AND j.ready_at <= to_timestamp($2::float8)
@@ -430,14 +441,8 @@ c AS MATERIALIZED (
                       WHERE b_owner = s.owner AND b_agent = j.agent_id)
       AND NOT EXISTS (SELECT 1 FROM full_owners WHERE f_owner = s.owner)
     ORDER BY j.ready_at, j.seq
-    LIMIT 4 * $3::int
+    LIMIT 4 * (SELECT n FROM room)
     FOR UPDATE OF j SKIP LOCKED),
-busy AS MATERIALIZED (
-    SELECT s.owner AS b_owner, j.agent_id AS b_agent, count(*) AS b_n
-    FROM runs r JOIN jobs j ON j.id = r.job_id
-    JOIN schedules s ON s.id = r.schedule_id
-    WHERE r.status = 'running' AND j.agent_id IS NOT NULL
-    GROUP BY s.owner, j.agent_id),
 owners AS MATERIALIZED (
     SELECT s.owner AS o_owner, count(*) AS o_n
     FROM runs r JOIN schedules s ON s.id = r.schedule_id
@@ -469,9 +474,7 @@ pick AS (
     SELECT * FROM k
     WHERE over_agent <= 0 AND over_owner <= 0
     ORDER BY ready_at, priority DESC, seq
-    LIMIT greatest(0, least($3::bigint,
-                            $4::bigint - (SELECT coalesce(sum(b_n), 0)
-                                          FROM busy)))),
+    LIMIT (SELECT n FROM room)),
 ins AS (
     INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at,
                       status, supervisor_id, started_at, kind, job_id)
