@@ -89,7 +89,8 @@ busy_runs(void)
 /*
  * When the results that wait are to be written (CLOCK_MONOTONIC ms), or
  * INT64_MAX if none waits: once no other run has ended for GATHER_MS, or
- * GATHER_MAX_MS after the first of them ended.  The runs of a burst end
+ * GATHER_MAX_MS after the first of them ended, or at once when no other
+ * run is in flight (nothing more could join them).  The runs of a burst end
  * within milliseconds of each other, and their results are written in one
  * transaction rather than one by one as they trickle in (the write no
  * longer holds the loop while the others end).  A run's finished_at is
@@ -99,9 +100,10 @@ static int64_t
 jobs_ended(void)
 {
 	int64_t first = INT64_MAX, last = 0;
-	int n = 0;
+	int n = 0, open = 0;
 
 	for (struct job *j = sv.jobs; j; j = j->next) {
+		open += j->state == JOB_RUNNING || j->state == JOB_STARTING;
 		if (j->state != JOB_ENDED)
 			continue;
 		n++;
@@ -112,6 +114,9 @@ jobs_ended(void)
 	}
 	if (first == INT64_MAX)
 		return INT64_MAX;
+	/* Nothing else runs (a batch runner's runs ended together): now. */
+	if (open == 0)
+		return first;
 	/*
 	 * With a backlog (the last claim took all it could: more is due than
 	 * there is room for), the runs of a burst end one by one, a few ms

@@ -416,7 +416,9 @@ coalesce((SELECT spent FROM jobs WHERE id = ins.job_id), 0), -- spent
 -- go (the room under $3 and $4), so that the limits within the batch do
 -- not starve the rest.  The
 -- claim holds claim_jobs_lock first: the runs in flight it counts are
--- those every other claim committed.
+-- those every other claim committed.  The jobs of the attempts inserted
+-- become running here (mv), in one set, when claim_jobs_lock said so; else
+-- the insert's trigger moves them.
 WITH blocked AS MATERIALIZED (SELECT * FROM cronvisor_agents_blocked($4)),
 full_owners AS MATERIALIZED (
     SELECT s.owner AS f_owner
@@ -484,7 +486,13 @@ ins AS (
            $1::bigint, greatest(now(), p.ready_at), 'job', p.id
     FROM pick p
     ON CONFLICT DO NOTHING
-    RETURNING *)
+    RETURNING *),
+mv AS (
+    UPDATE jobs SET status = 'running', finished_at = NULL,
+                    wait_reason = NULL, updated_at = now()
+    FROM ins
+    WHERE jobs.id = ins.job_id
+      AND current_setting('cronvisor.claim_moves_jobs', true) = 'on')
 SELECT {{claim_job}}
 FROM ins JOIN schedules s ON s.id = ins.schedule_id;
 
@@ -493,7 +501,12 @@ FROM ins JOIN schedules s ON s.id = ins.schedule_id;
 -- claims of jobs go one at a time over all supervisors (a transaction
 -- lock, held to the claim's commit), so that two never count the same
 -- room under an agent's or an owner's limit.
-SELECT pg_advisory_xact_lock(hashtext('cronvisor_claim_jobs'))
+-- It also says, for this transaction, that claim_jobs moves the jobs of
+-- the attempts it inserts itself, in one set (cronvisor.claim_moves_jobs,
+-- read by cronvisor_run_job(), which moves them one by one for a
+-- supervisor that does not say so: an older one, mid-upgrade).
+SELECT set_config('cronvisor.claim_moves_jobs', 'on', true),
+       pg_advisory_xact_lock(hashtext('cronvisor_claim_jobs'))
 WHERE EXISTS (SELECT 1 FROM jobs
               WHERE status = 'pending'
                 AND ready_at <= to_timestamp($1::float8));
