@@ -318,6 +318,10 @@ uj AS (
                            ELSE jobs.enqueued_at END,
         updated_at = now()
     FROM w WHERE jobs.id = w.job_id
+      -- a fan-out's or a pipeline's job has its agent, params and
+      -- priority: it changes only when it gets its version
+      AND (w.kind <> 'job' OR jobs.agent_id IS DISTINCT FROM w.ak
+           OR jobs.agent_version IS DISTINCT FROM w.version)
     RETURNING jobs.execution_id, w.attempt, w.kind),
 ux AS (
     UPDATE executions x
