@@ -1111,6 +1111,47 @@ redecide(struct claim *cl)
 	return r == -1 ? -1 : 0;
 }
 
+/* The pending jobs of deleted schedules one claim fails (claim_jobs_drop). */
+#define CLAIM_DROP_MAX 1000
+
+/* A claim failed CLAIM_DROP_MAX of them: more may wait. */
+static int drops_more;
+
+/*
+ * Whether a claim since the last call left pending jobs of deleted
+ * schedules to the next one: the caller claims again soon.
+ */
+int
+claim_drops_more(void)
+{
+	int r = drops_more;
+
+	drops_more = 0;
+	return r;
+}
+
+/*
+ * The pending jobs of schedules being deleted fail, CLAIM_DROP_MAX at most
+ * (claim_jobs_drop), and their executions settle.  0, or -1 with err set.
+ */
+static int
+drop_deleted(struct claim *cl)
+{
+	struct db_rows *rows;
+	int r = 0;
+
+	if ((rows = db_query(cl->db, SQL_claim_jobs_drop, 0, NULL, cl->err,
+	         cl->errlen)) == NULL)
+		return -1;
+	if (db_rows_count(rows) >= CLAIM_DROP_MAX)
+		drops_more = 1;
+	if (db_rows_count(rows) > 0 &&
+	    fanout_settle_rows(cl->db, rows, cl->err, cl->errlen) == -1)
+		r = -1;
+	db_rows_free(rows);
+	return r;
+}
+
 /*
  * Fan-out jobs whose time came (claim_jobs), up to `limit`: each started
  * as an attempt, an agent request like any (prepare_agents() makes it),
@@ -1135,16 +1176,8 @@ claim_fanout_jobs(struct claim *cl, int limit, const char *ahead)
 	db_rows_free(rows);
 	if (redecide(cl) == -1)
 		return -1;
-	if (!dropping)
-		rows = NULL;
-	else if ((rows = db_query(cl->db, SQL_claim_jobs_drop, 0, NULL, cl->err,
-	              cl->errlen)) == NULL ||
-	    (db_rows_count(rows) > 0 &&
-	        fanout_settle_rows(cl->db, rows, cl->err, cl->errlen) == -1)) {
-		db_rows_free(rows);
+	if (dropping && drop_deleted(cl) == -1)
 		return -1;
-	}
-	db_rows_free(rows);
 	if (limit <= 0)
 		return 0;
 	if ((rows = db_query(cl->db, SQL_claim_jobs_lock, 1, &ahead, cl->err,

@@ -287,6 +287,7 @@ int64_t owner_max(const struct config *cf);
 void job_retry(struct job *j, const char *text);
 int claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen);
+int claim_drops_more(void);
 
 /* fanout.c: fan-out slots, their expansion and their jobs' ends. */
 enum run_kind run_kind_parse(const char *s);
