@@ -26,9 +26,16 @@
 -- parameters are, and a custom plan for each execution made the planning
 -- of a claim of fan-out jobs (its CTEs, joins and window functions) cost
 -- 3 to 6 ms of CPU each time, ten times its execution: it was most of
--- the wait between a pipeline's step and the next.
+-- the wait between a pipeline's step and the next.  A generic plan is
+-- made once, while the tables may still be small: nested loops only, so
+-- that a batch of rows (a JSON array) joins the table it names row by row
+-- through its key, as the plans of a large table do.  Left free, a plan
+-- made over a few hundred runs hashed a scan of every run into each
+-- batch, for as long as the session lived (claim_agents cost twice as
+-- much per job at 10,000 jobs as at 1,000).
 SET enable_seqscan = off; SET enable_bitmapscan = off; SET jit = off;
 SET plan_cache_mode = force_generic_plan;
+SET enable_hashjoin = off; SET enable_mergejoin = off;
 
 -- name: cronvisord_next_due
 -- The earliest next_run_at, $1 ms (claim_ahead_ms) earlier when nothing
