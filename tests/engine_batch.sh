@@ -246,5 +246,10 @@ ok plans-logged "$(test "$plans" -ge 20 && grep -q 'Update on schedules' "$work/
 	echo yes)" yes
 ok plans-use-indexes "$(grep -E 'Seq Scan on (schedules|runs)|Bitmap Heap Scan on (schedules|runs)' \
 	"$work/cvd.log" | sort | uniq -c)" ""
+# And every join row by row (a generic plan, made once while the tables
+# were small, that hashes a whole table into each batch would do so for
+# the session's life: cronvisord_session).
+ok plans-nested-loops "$(grep -E '(Hash|Merge) ([A-Z][a-z]+ )*Join' \
+	"$work/cvd.log" | sed 's/(cost=.*//' | sort | uniq -c)" ""
 
 summary engine_batch
