@@ -95,10 +95,11 @@ child_close_fds(int *keep, int n)
 	for (k = 0; k < n; k++) {
 		if (keep[k] > STDERR_FILENO)
 			continue;
+		if ((t = fcntl(keep[k], F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) ==
+		    -1)
+			return -1; /* keep[k] still names the pipe */
 		was_err |= keep[k] == STDERR_FILENO;
-		if ((keep[k] = fcntl(
-		         keep[k], F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) == -1)
-			return -1;
+		keep[k] = t;
 	}
 	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
 		return -1;

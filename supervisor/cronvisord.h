@@ -23,6 +23,7 @@ enum reap_cause {
 	REAP_SHUTDOWN, /* the supervisor killed it while shutting down */
 	REAP_LOST,     /* it stopped it: a peer declared the run lost */
 	REAP_FENCED,   /* it stopped it: its lease could not be renewed */
+	REAP_BATCH,    /* it stopped its batch runner for another of its runs */
 };
 enum frame_state {
 	FRAME_NONE, /* no byte of a result arrived */

@@ -346,9 +346,11 @@ job_check_end(struct job *j)
 	/*
 	 * A batch runner writes each run's frame and closes its pipe as the
 	 * run's request ends, and exits after the last: a whole frame at the
-	 * pipe's end is the run's end, as if its runner had exited 0.
+	 * pipe's end is the run's end, as if its runner had exited 0, even
+	 * when the runner died later and was reaped before the pipe's end
+	 * was read.
 	 */
-	if (!j->reaped && j->batch && j->fs == FRAME_OK)
+	if (j->batch && j->fs == FRAME_OK)
 		j->wstatus = 0;
 	else if (!j->reaped)
 		return;
@@ -471,4 +473,17 @@ job_interrupt(
 	j->cause = why;
 	kill(j->pid, SIGTERM);
 	j->deadline_ms = now_ms + (kill_grace + 2) * 1000;
+	/*
+	 * The runner's other runs stop with it (each says interrupted: it
+	 * goes again at once, no retry spent), unless they are being stopped
+	 * for a reason of their own.
+	 */
+	for (struct job *o = sv.jobs; j->batch && o != NULL; o = o->next) {
+		if (o == j || !o->batch || o->pid != j->pid ||
+		    o->state != JOB_RUNNING || o->reaped ||
+		    o->cause != REAP_EXITED)
+			continue;
+		o->cause = REAP_BATCH;
+		o->deadline_ms = j->deadline_ms;
+	}
 }

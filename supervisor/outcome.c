@@ -60,6 +60,7 @@ from_result(const struct result *res, struct verdict *out)
  *	SHUTDOWN   any               any     interrupted
  *	LOST       any               any     interrupted
  *	FENCED     any               any     interrupted
+ *	BATCH      any               any     interrupted
  *	DEADLINE   any               any     timed_out
  *	EXITED     exit 0            OK      from the frame
  *	EXITED     exit 0            NONE    protocol_error
@@ -86,6 +87,11 @@ outcome_decide(int wstatus, enum reap_cause cause, enum frame_state fs,
 		snprintf(out->error, sizeof(out->error),
 		    "stopped: another supervisor declared the run lost while "
 		    "this one could not renew its lease");
+	} else if (cause == REAP_BATCH) {
+		out->status = RUN_INTERRUPTED;
+		snprintf(out->error, sizeof(out->error),
+		    "interrupted: its batch runner was stopped for another of "
+		    "its runs");
 	} else if (cause == REAP_FENCED) {
 		out->status = RUN_INTERRUPTED;
 		snprintf(out->error, sizeof(out->error),

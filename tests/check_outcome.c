@@ -41,7 +41,7 @@ START_TEST(test_table)
 	};
 	int rows = 0;
 
-	for (int cause = REAP_EXITED; cause <= REAP_LOST; cause++)
+	for (int cause = REAP_EXITED; cause <= REAP_BATCH; cause++)
 		for (int w = 0; w < NWAIT; w++)
 			for (int fs = FRAME_NONE; fs <= FRAME_BAD; fs++)
 				for (int rs = RESULT_OK; rs <= RESULT_ERROR;
@@ -61,7 +61,9 @@ START_TEST(test_table)
 					    rs == RESULT_OK)
 						want = RUN_SUCCEEDED;
 					else if (cause == REAP_SHUTDOWN ||
-					    cause == REAP_LOST)
+					    cause == REAP_LOST ||
+					    cause == REAP_FENCED ||
+					    cause == REAP_BATCH)
 						want = RUN_INTERRUPTED;
 					else if (cause == REAP_DEADLINE)
 						want = RUN_TIMED_OUT;
@@ -85,7 +87,7 @@ START_TEST(test_table)
 					    want == RUN_SUCCEEDED);
 					rows++;
 				}
-	ck_assert_int_eq(rows, 4 * NWAIT * 3 * 4);
+	ck_assert_int_eq(rows, 6 * NWAIT * 3 * 4);
 }
 END_TEST
 

@@ -222,18 +222,19 @@ ins AS (
     RETURNING id, schedule_id),
 up AS (
     UPDATE schedules
-    SET next_run_at = CASE WHEN ins.id IS NOT NULL AND v.anchor THEN NULL
-                           ELSE to_timestamp(v.next_run::float8 / 1e3) END,
-        next_slot_at = CASE WHEN ins.id IS NOT NULL AND v.anchor THEN NULL
-                            ELSE to_timestamp(v.next_slot::float8 / 1e3) END,
-        slot_seq = v.rep + (ins.id IS NOT NULL)::int,
-        running = running + (ins.id IS NOT NULL)::int,
+    SET next_run_at = CASE WHEN f.fired AND f.anchor THEN NULL
+                           ELSE to_timestamp(f.next_run::float8 / 1e3) END,
+        next_slot_at = CASE WHEN f.fired AND f.anchor THEN NULL
+                            ELSE to_timestamp(f.next_slot::float8 / 1e3) END,
+        slot_seq = f.rep + f.fired::int,
+        running = running + f.fired::int,
         retry_pending = false,
-        last_run_at = CASE WHEN ins.id IS NOT NULL THEN now()
-                           ELSE last_run_at END,
+        last_run_at = CASE WHEN f.fired THEN now() ELSE last_run_at END,
         updated_at = now()
-    FROM v LEFT JOIN ins ON ins.schedule_id = v.sid
-    WHERE schedules.id = v.sid)
+    -- (IN: a hashed subplan; a join of the two CTEs would be a nested
+    -- loop, cronvisord_session: claim_batch squared)
+    FROM (SELECT v.*, v.id IN (SELECT id FROM ins) AS fired FROM v) f
+    WHERE schedules.id = f.sid)
 SELECT id FROM ins;
 
 -- name: claim_shelve
@@ -442,6 +443,7 @@ room AS MATERIALIZED (
 c AS MATERIALIZED (
     SELECT j.id FROM jobs j JOIN schedules s ON s.id = j.schedule_id
     WHERE j.status = 'pending' AND j.ready_at <= to_timestamp($2::float8)
+      AND s.deleted_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM blocked WHERE b_owner IS NULL)
       AND NOT EXISTS (SELECT 1 FROM blocked
                       WHERE b_owner = s.owner AND b_agent = j.agent_id)

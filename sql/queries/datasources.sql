@@ -70,8 +70,16 @@ SAVEPOINT cronvisor_source;
 ROLLBACK TO SAVEPOINT cronvisor_source;
 
 -- name: datasources_as_reader
--- Within it, the read-only role $1 and a time limit of $2 ms.
-SELECT set_config('role', $1, true), set_config('statement_timeout', $2, true);
+-- Within it, the read-only role $1 and a time limit of $2 ms, and the
+-- planner's defaults: the supervisor's session plans its own statements
+-- with nested loops and indexes only (cronvisord_session), which a
+-- registered view's joins may not suit.
+SELECT set_config('role', $1, true), set_config('statement_timeout', $2, true),
+       set_config('enable_seqscan', 'on', true),
+       set_config('enable_bitmapscan', 'on', true),
+       set_config('enable_hashjoin', 'on', true),
+       set_config('enable_mergejoin', 'on', true),
+       set_config('plan_cache_mode', 'auto', true);
 
 -- name: datasources_schedule
 -- Schedule $1 (not deleted) if owner $2 may see it (NULL: an admin): its

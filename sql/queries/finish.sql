@@ -233,18 +233,17 @@ r AS (
       AND runs.status = 'running'
     RETURNING runs.id, runs.job_id),
 pre AS MATERIALIZED (
-    SELECT jobs.id, jobs.enqueued_at IS NULL AS fresh
-    FROM r JOIN jobs ON jobs.id = r.job_id),
+    SELECT jobs.execution_id,
+           count(*) FILTER (WHERE jobs.enqueued_at IS NULL) AS fresh
+    FROM r JOIN jobs ON jobs.id = r.job_id
+    GROUP BY jobs.execution_id),
 j AS (
     UPDATE jobs SET enqueued_at = coalesce(enqueued_at, now()),
                     updated_at = now()
-    FROM r WHERE jobs.id = r.job_id
-    RETURNING jobs.id, jobs.execution_id),
+    FROM r WHERE jobs.id = r.job_id),
 x AS (
     UPDATE executions x
-    SET jobs_enqueued = x.jobs_enqueued
-                        + (SELECT count(*) FROM j JOIN pre ON pre.id = j.id
-                           WHERE j.execution_id = x.id AND pre.fresh),
-        updated_at = now()
-    WHERE x.id IN (SELECT execution_id FROM j))
+    SET jobs_enqueued = x.jobs_enqueued + pre.fresh, updated_at = now()
+    FROM pre
+    WHERE x.id = pre.execution_id)
 SELECT id FROM r;
