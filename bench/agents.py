@@ -46,12 +46,10 @@ Prints the table and writes JSON to --out (bench/out/agents.json).
 import argparse
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -392,9 +390,7 @@ def cv_callbacks(a, cv, stub, d, accepted):
 
 
 def bench_cronvisor(a, stub):
-    d = tempfile.mkdtemp(prefix="cva", dir="/tmp")
-    os.chmod(d, 0o755)
-    W.cleanups.append(lambda: shutil.rmtree(d, ignore_errors=True))
+    d = W.workdir("cva", shared=True)
     cv = Cronvisor(a, d)
     cv.agent("stub-ok", stub.url + "/ok", a.concurrency)
     cv.agent("stub-async", stub.url + "/async", a.concurrency)
@@ -418,8 +414,7 @@ def bench_cronvisor(a, stub):
 
 
 def bench_bullmq(a, stub):
-    d = tempfile.mkdtemp(prefix="cvq", dir="/tmp")
-    W.cleanups.append(lambda: shutil.rmtree(d, ignore_errors=True))
+    d = W.workdir("cvq")
     js = os.path.join(HERE, "peers", "bullmq_agent.js")
     redis = W.Redis(d)
     W.start("bullmq worker", ["node", js, "worker", redis.sock, str(a.concurrency), stub.url],
@@ -571,9 +566,7 @@ def run_systems(a, name, R, bench_cv, bench_bq, ratios, table):
     a.build = os.path.abspath(a.build)
     systems = a.systems.split(",")
     W.CG = W.Cgroup("cvbench-%s-%d" % (name, os.getpid()))
-    d = tempfile.mkdtemp(prefix="cvs", dir="/tmp")
-    os.chmod(d, 0o755)
-    W.cleanups.append(lambda: shutil.rmtree(d, ignore_errors=True))
+    d = W.workdir("cvs", shared=True)
     with open("/proc/loadavg") as f:
         R["loadavg_before"] = f.read().split()[:3]
     R.update({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "other_processes": W.busiest(),

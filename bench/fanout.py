@@ -48,10 +48,8 @@ Prints the table and writes JSON to --out (bench/out/fanout.json).
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
@@ -243,9 +241,7 @@ def cv_dag(a, cv, stub, n):
 
 
 def bench_cronvisor(a, stub):
-    d = tempfile.mkdtemp(prefix="cvf", dir="/tmp")
-    os.chmod(d, 0o755)
-    W.cleanups.append(lambda: shutil.rmtree(d, ignore_errors=True))
+    d = W.workdir("cvf", shared=True)
     cv = Stack(a, d)
     cv.agent("fan", stub.url + "/async", a.concurrency)
     cv.agent("ok", stub.url + "/ok", a.concurrency)
@@ -262,8 +258,7 @@ def bench_cronvisor(a, stub):
 
 
 def bench_bullmq(a, stub):
-    d = tempfile.mkdtemp(prefix="cvg", dir="/tmp")
-    W.cleanups.append(lambda: shutil.rmtree(d, ignore_errors=True))
+    d = W.workdir("cvg")
     js = os.path.join(HERE, "peers", "bullmq_agent.js")
     tpl = stub.log + ".async"
     if not os.path.exists(tpl):

@@ -54,6 +54,16 @@ procs = []  # (name, Popen) to stop on exit
 cleanups = []  # callables run on exit, last first
 
 
+def workdir(prefix, shared=False):
+    """A directory under /tmp, removed on exit; shared: readable by all
+    (the processes of a system that drop privileges read from it)."""
+    d = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    if shared:
+        os.chmod(d, 0o755)
+    cleanups.append(lambda: shutil.rmtree(d, ignore_errors=True))
+    return d
+
+
 def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
@@ -467,9 +477,7 @@ def best_burst(samples):
 
 
 def bench_cronvisor(a):
-    d = tempfile.mkdtemp(prefix="cvb", dir="/tmp")
-    os.chmod(d, 0o755)
-    cleanups.append(lambda: shutil.rmtree(d, ignore_errors=True))
+    d = workdir("cvb", shared=True)
     if a.database:
         pg = Database(a.database)
     else:
@@ -563,8 +571,7 @@ class Redis:
 
 
 def bench_peer(a, name, configs, worker_argv, client):
-    d = tempfile.mkdtemp(prefix="cvp", dir="/tmp")
-    cleanups.append(lambda: shutil.rmtree(d, ignore_errors=True))
+    d = workdir("cvp")
     rd = Redis(d)
     res = {}
     for cfg in configs:
@@ -890,8 +897,7 @@ def main():
     a.stamp = os.path.join(a.build, "bench", "stamp")
     systems = a.systems.split(",")
     CG = Cgroup()
-    a.dir = tempfile.mkdtemp(prefix="cvw", dir="/tmp")
-    cleanups.append(lambda: shutil.rmtree(a.dir, ignore_errors=True))
+    a.dir = workdir("cvw")
     with open("/proc/loadavg") as f:
         load0 = f.read().split()[:3]
     R = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "burst_jobs": a.burst, "burst_samples": a.burst_samples,
