@@ -55,6 +55,12 @@ struct request {
 	int may;                   /* who.role >= the route's min_role */
 	struct db *db;             /* this thread's connection */
 	const struct config *cf;   /* the configuration in force */
+	const char *last_event_id; /* the Last-Event-ID header, or NULL */
+	/* Writes len bytes to the client at once (a stream's handler, which
+	 * then sets streamed); -1 when the client is gone. */
+	int (*emit)(void *ctx, const char *buf, size_t len);
+	void *emit_ctx;
+	int (*stopping)(void); /* 1: the server is stopping */
 };
 
 /* One response (sent by http.c): a status and a JSON body. */
@@ -64,6 +70,7 @@ struct response {
 	char *raw;           /* owned; a body already serialized, or NULL */
 	char allow[64];      /* 405: the Allow header */
 	int retry_after;     /* 429, 503: seconds for Retry-After, 0: none */
+	int streamed;        /* 1: the handler sent all of it (emit) */
 };
 
 /*
@@ -219,6 +226,14 @@ int pipelines_update(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int pipelines_delete(
     struct request *rq, struct response *rs, char *err, size_t errlen);
+
+/* events.c */
+int events_stream(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+
+/* metrics.c */
+int metrics_serve(struct request *rq, const char *addr, struct response *rs,
+    char *err, size_t errlen);
 
 /* health.c */
 int health_get(

@@ -213,6 +213,14 @@ request_prefix(const char *method, const char *uri)
 static void
 request_result(struct worker *w, int rc, struct response *rs, const char *err)
 {
+	if (rs->streamed) {
+		/* the answer went out (emit): a failure now only ended it */
+		if (rc == API_DB_FAILED)
+			log_warnx("stream ended: database: %s", err);
+		else if (rc == -1)
+			log_warnx("stream ended: out of memory");
+		return;
+	}
 	if (rc == API_DB_FAILED) {
 		if (api_db_lost(w->db)) {
 			log_warnx("503: database: %s", err);
@@ -227,6 +235,58 @@ request_result(struct worker *w, int rc, struct response *rs, const char *err)
 	else if (rs->status == 0)
 		api_error(rs, 500, "internal", NULL,
 		    "the handler gave no answer%s%s", err[0] ? ": " : "", err);
+}
+
+/* rq->emit: writes to the FastCGI stream and flushes; -1 if it failed. */
+static int
+server_emit(void *ctx, const char *buf, size_t len)
+{
+	FCGX_Stream *out = ctx;
+
+	if (len > INT32_MAX || FCGX_PutStr(buf, (int)len, out) != (int)len ||
+	    FCGX_FFlush(out) != 0 || FCGX_GetError(out) != 0)
+		return -1;
+	return 0;
+}
+
+/* rq->stopping */
+static int
+server_stopping(void)
+{
+	return atomic_load(&api.stopping);
+}
+
+/* 1 if the request's path is /metrics (any query), served apart. */
+static int
+metrics_path(const char *uri)
+{
+	return uri != NULL && strcspn(uri, "?") == 8 &&
+	    strncmp(uri, "/metrics", 8) == 0;
+}
+
+/* GET /metrics (api/metrics.c): outside the API's routes and tokens. */
+static void
+metrics_request(
+    struct worker *w, FCGX_Request *fr, struct request *rq, struct response *rs)
+{
+	const char *method = FCGX_GetParam("REQUEST_METHOD", fr->envp);
+	const char *authz = FCGX_GetParam("HTTP_AUTHORIZATION", fr->envp);
+	char err[CV_ERRLEN] = "";
+	int rc;
+
+	rq->method = method != NULL ? method : "";
+	rq->cf = &api.cf;
+	rq->query = "";
+	rq->authorization = authz != NULL ? authz : "";
+	rq->emit = server_emit;
+	rq->emit_ctx = fr->out;
+	rq->stopping = server_stopping;
+	if (worker_db(w) == 0)
+		rq->db = w->db;
+	rc = metrics_serve(
+	    rq, FCGX_GetParam("REMOTE_ADDR", fr->envp), rs, err, sizeof(err));
+	request_result(w, rc, rs, err);
+	worker_db_after(w, rc);
 }
 
 /* Handles one accepted FastCGI request from start to response. */
@@ -244,7 +304,9 @@ request_handle(struct worker *w, FCGX_Request *fr)
 	memset(&rs, 0, sizeof(rs));
 	request_prefix(FCGX_GetParam("REQUEST_METHOD", fr->envp),
 	    FCGX_GetParam("REQUEST_URI", fr->envp));
-	if (http_request(fr, &api.cf, &rq, &buf, &rs) == 0 &&
+	if (metrics_path(FCGX_GetParam("REQUEST_URI", fr->envp)))
+		metrics_request(w, fr, &rq, &rs);
+	else if (http_request(fr, &api.cf, &rq, &buf, &rs) == 0 &&
 	    (r = route_match(rq.method, rq.segs, rq.nsegs, &rs)) != NULL) {
 		if (worker_db(w) == 0)
 			rq.db = w->db;
@@ -255,13 +317,18 @@ request_handle(struct worker *w, FCGX_Request *fr)
 		} else {
 			authz = FCGX_GetParam("HTTP_AUTHORIZATION", fr->envp);
 			rq.authorization = authz != NULL ? authz : "";
+			rq.last_event_id =
+			    FCGX_GetParam("HTTP_LAST_EVENT_ID", fr->envp);
+			rq.emit = server_emit;
+			rq.emit_ctx = fr->out;
+			rq.stopping = server_stopping;
 			rc = route_serve(r, &rq, authz != NULL ? authz : "",
 			    &rs, err, sizeof(err));
 			request_result(w, rc, &rs, err);
 		}
 		worker_db_after(w, rc);
 	}
-	if (http_send(fr->out, &rs) == -1)
+	if (!rs.streamed && http_send(fr->out, &rs) == -1)
 		log_debug("the client went away before the response");
 	http_response_clear(&rs);
 	http_request_clear(&rq, &buf);

@@ -354,6 +354,9 @@ int receiver_sign(const char *secret, int64_t t, const char *body, size_t len,
 struct config {
 	char *database_url;       /* libpq conninfo or URI */
 	char *redis_url;          /* redis target default server */
+	char *events_stream;      /* Redis stream of the events, "" = none */
+	int64_t events_stream_maxlen;   /* its MAXLEN ~ */
+	int64_t events_retention_hours; /* the database keeps an event */
 	char *receiver_url;       /* where target-less schedules POST */
 	char *receiver_secret;    /* signs the receiver's events, "" = no */
 	char *agent_callback_url; /* the API as agents reach it, "" = none */
@@ -387,6 +390,8 @@ struct config {
 	int64_t api_threads;             /* FastCGI worker threads */
 	int64_t api_max_body_bytes;      /* largest request body accepted */
 	int64_t api_io_timeout_seconds; /* one FastCGI read or write, at most */
+	char *metrics_allow;            /* hostlist.c: /metrics without a token */
+	char *metrics_token;            /* /metrics with it from anywhere */
 	char *http_allow_hosts;         /* hostlist.c: "" = any host */
 	char *http_deny_hosts;          /* hostlist.c: refused, wins */
 	int64_t http_max_redirects;     /* redirects an HTTP target follows */
@@ -407,6 +412,25 @@ void config_print(const struct config *cf, FILE *fp);
 void config_clear(struct config *cf);
 int config_daemon(int argc, char **argv, void (*usage)(FILE *),
     struct config *cf, const char **path, int *debug);
+
+/*
+ * redis.c: the Redis server of a URL (redis://, unix://), parsed and
+ * connected to with hiredis.
+ */
+struct redisContext;
+struct redis_url {
+	int is_unix;         /* 1: path, else host and port */
+	char host[256];      /* a name or an address, without [] */
+	int port;            /* 6379 if none */
+	char path[108];      /* a unix socket's (sun_path) */
+	char user[128];      /* "" = none (AUTH PASSWORD) */
+	char password[512];  /* "" = no AUTH */
+	int db;              /* SELECT it unless 0 */
+};
+int redis_url_parse(
+    const char *url, struct redis_url *u, char *err, size_t errlen);
+struct redisContext *redis_open(
+    const char *url, int64_t timeout_ms, char *err, size_t errlen);
 
 /*
  * db.c: the thin wrapper over libpq (the exception to "nothing here touches
@@ -449,6 +473,7 @@ const char *db_sqlstate(const struct db *db);
 enum db_err db_error(const struct db *db);
 int db_fd(const struct db *db);
 int db_listen(struct db *db, const char *channel, char *err, size_t errlen);
+int db_unlisten(struct db *db, const char *channel, char *err, size_t errlen);
 int db_notify(struct db *db, const char *channel, const char *payload,
     char *err, size_t errlen);
 int db_notifies(struct db *db,

@@ -791,9 +791,11 @@ db_fd(const struct db *db)
 	return PQsocket(db->conn);
 }
 
-/* LISTENs to channel on the current session. */
+
+/* Runs VERB (LISTEN or UNLISTEN) on channel, quoted.  0, or -1. */
 static int
-db_listen_again(struct db *db, const char *channel, char *err, size_t errlen)
+db_channel(struct db *db, const char *verb, const char *channel, char *err,
+    size_t errlen)
 {
 	char *quoted, *sql;
 	int rc;
@@ -801,7 +803,7 @@ db_listen_again(struct db *db, const char *channel, char *err, size_t errlen)
 	if ((quoted = PQescapeIdentifier(db->conn, channel, strlen(channel))) ==
 	    NULL)
 		return db_fail(db, NULL, err, errlen);
-	if (asprintf(&sql, "LISTEN %s", quoted) == -1) {
+	if (asprintf(&sql, "%s %s", verb, quoted) == -1) {
 		PQfreemem(quoted);
 		return log_errbuf(err, errlen, "out of memory");
 	}
@@ -809,6 +811,13 @@ db_listen_again(struct db *db, const char *channel, char *err, size_t errlen)
 	rc = db_exec(db, sql, 0, NULL, err, errlen) == -1 ? -1 : 0;
 	free(sql);
 	return rc;
+}
+
+/* LISTENs to channel on the current session. */
+static int
+db_listen_again(struct db *db, const char *channel, char *err, size_t errlen)
+{
+	return db_channel(db, "LISTEN", channel, err, errlen);
 }
 
 /*
@@ -835,6 +844,28 @@ db_listen(struct db *db, const char *channel, char *err, size_t errlen)
 	db->channels = grown;
 	db->channels[db->nchannels++] = copy;
 	return 0;
+}
+
+/*
+ * UNLISTENs channel and forgets it, then drops the notifications already
+ * received (a connection shared by several users, as the API's, must not
+ * keep a queue that nobody reads).  Returns 0, or -1 with err set.
+ */
+int
+db_unlisten(struct db *db, const char *channel, char *err, size_t errlen)
+{
+	int rc;
+
+	for (size_t i = 0; i < db->nchannels; i++)
+		if (strcmp(db->channels[i], channel) == 0) {
+			free(db->channels[i]);
+			db->channels[i] = db->channels[--db->nchannels];
+			break;
+		}
+	rc = db_channel(db, "UNLISTEN", channel, err, errlen);
+	if (rc == 0 && db_notifies(db, NULL, NULL, err, errlen) == -1)
+		rc = -1;
+	return rc;
 }
 
 /*

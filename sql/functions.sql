@@ -563,3 +563,322 @@ BEGIN
     END IF;
     RETURN n;
 END $$;
+
+-- Live events (017_events.sql, docs/events.md).  Each trigger runs once
+-- per statement, over the rows it wrote, and writes one event per
+-- transition: a run started, waiting, or ended (inserted ended: a skipped,
+-- missed or expired slot); a job, an execution or a schedule whose status
+-- changed (a job inserted pending is not one: its execution's
+-- jobs_created says so); a schedule created, or deleted.  No NOTIFY: the
+-- sequencer looks for new events every 50 ms (a notification would cost
+-- every busy transaction a lock at its commit).
+-- A run's or a job's event keeps its status and the one before (and a
+-- failed job its error): what else the streams show of it is read from
+-- its row when the event is read (cronvisor_event_json()), so that the
+-- transactions that move thousands of jobs build no JSON for them.
+CREATE OR REPLACE FUNCTION cronvisor_events_runs() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO events (at, type, owner, schedule_id, subject, data)
+        SELECT coalesce(CASE WHEN n.status IN ('running', 'waiting')
+                             THEN n.started_at ELSE n.finished_at END, now()),
+               CASE n.status WHEN 'running' THEN 'run.started'
+                             WHEN 'waiting' THEN 'run.waiting'
+                             ELSE 'run.ended' END,
+               s.owner, n.schedule_id, n.id,
+               jsonb_build_object('status', n.status)
+        FROM new_rows n JOIN schedules s ON s.id = n.schedule_id;
+    ELSE
+        INSERT INTO events (at, type, owner, schedule_id, subject, data)
+        SELECT coalesce(CASE WHEN n.status IN ('running', 'waiting')
+                             THEN now() ELSE n.finished_at END, now()),
+               CASE n.status WHEN 'running' THEN 'run.started'
+                             WHEN 'waiting' THEN 'run.waiting'
+                             ELSE 'run.ended' END,
+               s.owner, n.schedule_id, n.id,
+               jsonb_build_object('status', n.status, 'from', o.status)
+        FROM new_rows n JOIN old_rows o ON o.id = n.id
+        JOIN schedules s ON s.id = n.schedule_id
+        WHERE n.status IS DISTINCT FROM o.status;
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION cronvisor_events_jobs() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO events (type, owner, schedule_id, subject, data)
+        SELECT 'job.status', s.owner, n.schedule_id, n.id::text,
+               jsonb_build_object('status', n.status)
+               || CASE WHEN n.status = 'failed' AND n.error IS NOT NULL
+                       THEN jsonb_build_object('error', n.error)
+                       ELSE '{}' END
+        FROM new_rows n JOIN schedules s ON s.id = n.schedule_id
+        WHERE n.status <> 'pending';
+    ELSE
+        INSERT INTO events (type, owner, schedule_id, subject, data)
+        SELECT 'job.status', s.owner, n.schedule_id, n.id::text,
+               jsonb_build_object('status', n.status, 'from', o.status)
+               || CASE WHEN n.status = 'failed' AND n.error IS NOT NULL
+                       THEN jsonb_build_object('error', n.error)
+                       ELSE '{}' END
+        FROM new_rows n JOIN old_rows o ON o.id = n.id
+        JOIN schedules s ON s.id = n.schedule_id
+        WHERE n.status IS DISTINCT FROM o.status;
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION cronvisor_event_execution(n executions,
+                                                     from_status text)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+        'status', n.status, 'from', from_status,
+        'slot_at', cronvisor_time(n.slot_at), 'run_id', n.run_id,
+        'jobs_created', n.jobs_created, 'jobs_enqueued', n.jobs_enqueued,
+        'finished_at', cronvisor_time(n.finished_at)))
+$$;
+
+CREATE OR REPLACE FUNCTION cronvisor_events_executions() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO events (type, owner, schedule_id, subject, data)
+        SELECT 'execution.status', s.owner, n.schedule_id, n.id::text,
+               cronvisor_event_execution(n, NULL)
+        FROM new_rows n JOIN schedules s ON s.id = n.schedule_id;
+    ELSE
+        INSERT INTO events (type, owner, schedule_id, subject, data)
+        SELECT 'execution.status', s.owner, n.schedule_id, n.id::text,
+               cronvisor_event_execution(n, o.status)
+        FROM new_rows n JOIN old_rows o ON o.id = n.id
+        JOIN schedules s ON s.id = n.schedule_id
+        WHERE n.status IS DISTINCT FROM o.status;
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION cronvisor_events_schedules() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO events (type, owner, schedule_id, subject, data)
+        SELECT 'schedule.created', n.owner, n.id, n.id::text,
+               jsonb_build_object('status', n.status, 'name', n.name)
+        FROM new_rows n;
+    ELSIF TG_OP = 'DELETE' THEN
+        -- A row deleted at once (no run in flight); one soft-deleted
+        -- first (deleted_at) had its event then.
+        INSERT INTO events (type, owner, schedule_id, subject, data)
+        SELECT 'schedule.deleted', o.owner, o.id, o.id::text,
+               jsonb_build_object('status', o.status, 'name', o.name)
+        FROM old_rows o
+        WHERE o.deleted_at IS NULL;
+    ELSE
+        INSERT INTO events (type, owner, schedule_id, subject, data)
+        SELECT CASE WHEN n.deleted_at IS NOT NULL AND o.deleted_at IS NULL
+                    THEN 'schedule.deleted' ELSE 'schedule.status' END,
+               n.owner, n.id, n.id::text,
+               jsonb_strip_nulls(jsonb_build_object(
+                   'status', n.status, 'from', o.status, 'name', n.name,
+                   'last_error', nullif(left(n.last_error, 1000), '')))
+        FROM new_rows n JOIN old_rows o ON o.id = n.id
+        WHERE n.status IS DISTINCT FROM o.status
+           OR (n.deleted_at IS NOT NULL AND o.deleted_at IS NULL);
+    END IF;
+    RETURN NULL;
+END $$;
+
+-- An event as the streams carry it (docs/events.md): a run's and a job's
+-- with what their rows say now of what does not change (a run's end, once
+-- it ended); nothing more of one whose row is gone (history retention).
+CREATE OR REPLACE FUNCTION cronvisor_event_json(e events) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object('seq', e.seq, 'type', e.type,
+                              'at', cronvisor_time(e.at), 'owner', e.owner,
+                              'schedule_id', e.schedule_id,
+                              'subject', e.subject,
+                              'data', coalesce(d.more, '{}') || e.data)
+    FROM (SELECT CASE
+              WHEN e.type LIKE 'run.%' THEN (
+                  SELECT jsonb_strip_nulls(jsonb_build_object(
+                             'kind', r.kind, 'attempt', r.attempt,
+                             'repeat', r.repeat_number,
+                             'slot_at', cronvisor_time(r.slot_at),
+                             'job_id', r.job_id,
+                             'started_at', cronvisor_time(r.started_at),
+                             'triggered', r.triggered,
+                             'supervisor_id', r.supervisor_id))
+                         || CASE WHEN e.type = 'run.ended'
+                                 THEN jsonb_strip_nulls(jsonb_build_object(
+                                      'finished_at', cronvisor_time(r.finished_at),
+                                      'duration_ms', r.duration_ms,
+                                      'exit_code', r.exit_code,
+                                      'signal', r.signal,
+                                      'http_status', r.http_status,
+                                      'error', left(r.error, 1000),
+                                      'note', left(r.note, 1000)))
+                                 ELSE '{}' END
+                  FROM runs r WHERE r.id = e.subject)
+              WHEN e.type = 'job.status' THEN (
+                  SELECT jsonb_strip_nulls(jsonb_build_object(
+                             'execution_id', j.execution_id,
+                             'agent_id', j.agent_id,
+                             'step_id', j.pipeline_step_id,
+                             'context', j.context))
+                  FROM jobs j WHERE j.id = e.subject::uuid)
+          END AS more) d
+$$;
+
+-- The sequencer (docs/events.md): numbers up to p_max events not yet
+-- numbered, in the order they were inserted, from the last seq given on;
+-- returns how many.  The counter's row lock makes it one at a time
+-- (the events worker of one supervisor calls it, holding the leader lock,
+-- but a second caller would only wait); nothing else writes an event
+-- once inserted but the prune, which takes numbered ones only.  Every row
+-- it numbers commits with the counter, so a reader sees seqs with no gap.
+-- The same statement counts what the events say into metric_counts
+-- (cronvisor_events_count()): each event once, whoever leads.  Readers
+-- waiting for more (the API's event streams) are told the new last seq.
+CREATE OR REPLACE FUNCTION cronvisor_events_sequence(p_max integer)
+RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    last bigint;
+    n bigint;
+BEGIN
+    SELECT last_seq INTO last FROM events_state FOR UPDATE;
+    WITH c AS (SELECT id FROM events WHERE seq IS NULL
+               ORDER BY id LIMIT p_max),
+    k AS (SELECT id, row_number() OVER (ORDER BY id) AS k FROM c),
+    nb AS (UPDATE events e SET seq = last + k.k FROM k WHERE e.id = k.id
+           RETURNING e.type, e.subject, e.data)
+    SELECT cronvisor_events_count(coalesce(
+               array_agg((nb.type, nb.subject, nb.data)::cronvisor_event_head),
+               '{}'))
+    INTO n FROM nb;
+    IF n > 0 THEN
+        UPDATE events_state SET last_seq = last + n;
+        PERFORM pg_notify('cronvisor_sequenced', (last + n)::text);
+    END IF;
+    RETURN n;
+END $$;
+
+-- The metrics' counters moved by a batch of events being numbered (their
+-- type, subject, data); returns how many events.  Labels take values from
+-- fixed sets only (a run's status and kind, its schedule's target type,
+-- why a slot did not run), never an id or a name.
+CREATE OR REPLACE FUNCTION cronvisor_events_count(
+    nb cronvisor_event_head[])
+RETURNS bigint
+LANGUAGE sql AS $$
+    WITH b AS (SELECT * FROM unnest(nb)),
+    re AS (
+        SELECT r.status, r.kind, r.attempt, r.note,
+               CASE WHEN s.target ->> 'type' IN ('exec', 'http', 'agent',
+                                                 'pipeline', 'redis')
+                    THEN s.target ->> 'type'
+                    WHEN s.target IS NULL OR s.target = 'null'::jsonb
+                    THEN 'receiver' ELSE 'other' END AS target,
+               r.duration_ms / 1000.0 AS secs,
+               CASE WHEN r.kind = 'slot' AND r.attempt = 0
+                         AND NOT r.triggered
+                         AND r.status NOT IN ('skipped', 'missed', 'expired')
+                         AND r.duration_ms IS NOT NULL
+                    THEN greatest(0, extract(epoch FROM r.finished_at - r.slot_at)
+                                     - r.duration_ms / 1000.0) END AS lag
+        FROM b JOIN runs r ON r.id = b.subject
+        JOIN schedules s ON s.id = r.schedule_id
+        WHERE b.type = 'run.ended'),
+    d(le) AS (VALUES (0.005), (0.01), (0.05), (0.1), (0.25), (0.5), (1),
+                     (2.5), (5), (10), (30), (60), (300), (1800), (3600),
+                     ('Infinity'::numeric)),
+    l(le) AS (VALUES (0.001), (0.0025), (0.005), (0.01), (0.025), (0.05),
+                     (0.1), (0.25), (0.5), (1), (2.5), (5), (10), (30),
+                     (60), ('Infinity'::numeric)),
+    c(name, labels, v) AS (
+        SELECT 'cronvisor_runs_total',
+               format('kind="%s",status="%s",target="%s"', kind, status,
+                      target),
+               count(*)
+        FROM re GROUP BY 1, 2
+        UNION ALL
+        SELECT 'cronvisor_slots_not_run_total',
+               format('reason="%s",status="%s"',
+                      CASE WHEN note ILIKE '%at its limit%' THEN 'owner_limit'
+                           WHEN note ILIKE '%overlap%'
+                                OR note ILIKE '%still running%'
+                           THEN 'overlap'
+                           WHEN status = 'missed' THEN 'catch_up'
+                           WHEN status = 'expired' THEN 'too_late'
+                           ELSE 'other' END, status),
+               count(*)
+        FROM re WHERE status IN ('skipped', 'missed', 'expired')
+        GROUP BY 1, 2
+        UNION ALL
+        SELECT 'cronvisor_retries_total', '', count(*)
+        FROM re WHERE attempt > 0 AND status NOT IN ('skipped', 'missed',
+                                                     'expired')
+        HAVING count(*) > 0
+        UNION ALL
+        SELECT 'cronvisor_jobs_total',
+               format('status="%s"', b.data ->> 'status'), count(*)
+        FROM b WHERE b.type = 'job.status'
+          AND b.data ->> 'status' IN ('completed', 'failed', 'skipped')
+        GROUP BY 1, 2
+        UNION ALL
+        SELECT 'cronvisor_executions_total',
+               format('status="%s"', b.data ->> 'status'), count(*)
+        FROM b WHERE b.type = 'execution.status'
+          AND b.data ->> 'status' IN ('success', 'partial', 'failed')
+        GROUP BY 1, 2
+        UNION ALL
+        SELECT 'cronvisor_schedules_dead_total', '', count(*)
+        FROM b WHERE b.type = 'schedule.status'
+          AND b.data ->> 'status' = 'dead'
+        HAVING count(*) > 0
+        UNION ALL
+        SELECT 'cronvisor_callbacks_total', 'result="accepted"', count(*)
+        FROM b WHERE b.type = 'run.ended' AND b.data ->> 'from' = 'waiting'
+        HAVING count(*) > 0
+        UNION ALL
+        SELECT 'cronvisor_run_duration_seconds_bucket',
+               format('target="%s",le="%s"', re.target,
+                      CASE WHEN d.le = 'Infinity' THEN '+Inf'
+                           ELSE d.le::text END),
+               count(*)
+        FROM re JOIN d ON re.secs <= d.le
+        WHERE re.secs IS NOT NULL
+        GROUP BY 1, 2
+        UNION ALL
+        SELECT 'cronvisor_run_duration_seconds_sum',
+               format('target="%s"', target), sum(secs)
+        FROM re WHERE secs IS NOT NULL GROUP BY 1, 2
+        UNION ALL
+        SELECT 'cronvisor_run_duration_seconds_count',
+               format('target="%s"', target), count(*)
+        FROM re WHERE secs IS NOT NULL GROUP BY 1, 2
+        UNION ALL
+        SELECT 'cronvisor_firing_lag_seconds_bucket',
+               format('le="%s"', CASE WHEN l.le = 'Infinity' THEN '+Inf'
+                                      ELSE l.le::text END),
+               count(*)
+        FROM re JOIN l ON re.lag <= l.le
+        WHERE re.lag IS NOT NULL
+        GROUP BY 1, 2
+        UNION ALL
+        SELECT 'cronvisor_firing_lag_seconds_sum', '', sum(lag)
+        FROM re WHERE lag IS NOT NULL HAVING count(*) > 0
+        UNION ALL
+        SELECT 'cronvisor_firing_lag_seconds_count', '', count(*)
+        FROM re WHERE lag IS NOT NULL HAVING count(*) > 0),
+    up AS (
+        INSERT INTO metric_counts AS m (name, labels, value)
+        SELECT name, labels, v FROM c
+        ON CONFLICT (name, labels)
+        DO UPDATE SET value = m.value + excluded.value)
+    SELECT count(*) FROM b
+$$;

@@ -485,7 +485,7 @@ reap(void)
 
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
 		/* First: a helper's pid is never a job's (both unreaped). */
-		if (zygote_reaped(pid, st))
+		if (zygote_reaped(pid, st) || events_reaped(pid, st))
 			continue;
 		/* A batch runner's pid is several jobs' (runner/batch.c). */
 		n = 0;
@@ -526,6 +526,7 @@ reload(void)
 	config_clear(&sv.cf);
 	sv.cf = cf;
 	log_setlevel(sv.cf.log_level);
+	events_restart(); /* it reads the file again */
 	log_info("configuration reloaded");
 	sv.want_claim = 1;
 }
@@ -939,6 +940,8 @@ wait_ms(int64_t now_ms)
 
 	if ((t = job_asking_due()) < next)
 		next = t;
+	if (!sv.stopping && (t = events_due()) < next)
+		next = t;
 	if (!task_busy()) {
 		if (sv.db_down || (sv.db_failing && now_ms < sv.db_retry_ms)) {
 			if (sv.db_retry_ms < next)
@@ -980,6 +983,8 @@ turn(int64_t now_ms)
 		reload();
 	}
 	task_expired(now_ms);
+	if (!sv.stopping)
+		events_start(sv.config_path, sv.debug, now_ms);
 	start_fresh();
 	job_answers(sv.epfd, now_ms, sv.cf.kill_grace_seconds);
 	for (struct job *j = sv.jobs; j; j = j->next)
@@ -1120,12 +1125,15 @@ main(int argc, char **argv)
 	char err[CV_ERRLEN];
 
 	io_fix_stdio();
+	if (argc > 1 && strcmp(argv[1], "--events-worker") == 0)
+		return events_main(argc - 1, argv + 1, usage);
 	log_init("cronvisord", LOG_LEVEL_INFO);
 	sv.config_path = CONFIG_PATH;
 	if ((rc = config_daemon(
 	         argc, argv, usage, &sv.cf, &sv.config_path, &debug)) != -1)
 		return rc;
 	log_setlevel(debug ? LOG_LEVEL_DEBUG : sv.cf.log_level);
+	sv.debug = debug;
 	if (spawn_init() == -1)
 		fatalx("cannot initialise libcurl");
 	setup_db();
@@ -1135,6 +1143,7 @@ main(int argc, char **argv)
 	(void)zygote_start();
 #endif
 	loop();
+	events_stop();
 	zygote_stop();
 	if (!sv.retired && peer_stop(sv.db, sv.id, err, sizeof(err)) == -1)
 		log_warnx("database: %s", err);

@@ -146,6 +146,7 @@ struct job {
 struct supervisor {
 	struct config cf;        /* the configuration in force */
 	const char *config_path; /* where it came from */
+	int debug;               /* 1: -d, passed on to the events worker */
 	struct db *db;           /* the connection, also LISTENing */
 	int64_t id;              /* our supervisors row: the lease */
 	int epfd;                /* the event loop */
@@ -286,6 +287,14 @@ struct db_rows *batch_query(struct db *db, const char *sql, const char *first,
 /* claim.c: due schedules into runs. */
 int64_t owner_max(const struct config *cf);
 void job_retry(struct job *j, const char *text);
+/* events.c: the events worker, its supervisor's side and its main. */
+void events_start(const char *config_path, int debug, int64_t now_ms);
+int64_t events_due(void);
+int events_reaped(pid_t pid, int st);
+void events_restart(void);
+void events_stop(void);
+int events_main(int argc, char **argv, void (*usage)(FILE *));
+
 int claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen);
 int claim_drops_more(void);

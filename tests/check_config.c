@@ -28,6 +28,9 @@ assert_config_eq(const struct config *a, const struct config *b)
 #define INT(f) ck_assert_int_eq(a->f, b->f)
 	STR(database_url);
 	STR(redis_url);
+	STR(events_stream);
+	INT(events_stream_maxlen);
+	INT(events_retention_hours);
 	STR(receiver_url);
 	STR(supervisor_name);
 	INT(log_level);
@@ -51,6 +54,8 @@ assert_config_eq(const struct config *a, const struct config *b)
 	INT(api_threads);
 	INT(api_max_body_bytes);
 	INT(api_io_timeout_seconds);
+	STR(metrics_allow);
+	STR(metrics_token);
 	STR(http_allow_hosts);
 	STR(http_deny_hosts);
 	INT(http_max_redirects);
@@ -893,6 +898,9 @@ static const char default_print[] =
     "database_url = postgresql:///cronvisor\n"
     "db_timeout_ms = 10000\n"
     "redis_url = redis://127.0.0.1:6379\n"
+    "events_stream = \"\"\n"
+    "events_stream_maxlen = 100000\n"
+    "events_retention_hours = 168\n"
     "receiver_url = \"\"\n"
     "receiver_secret = \"\"\n"
     "agent_callback_url = \"\"\n"
@@ -925,6 +933,8 @@ static const char default_print[] =
     "api_threads = 8\n"
     "api_max_body_bytes = 1048576\n"
     "api_io_timeout_seconds = 10\n"
+    "metrics_allow = 127.0.0.0/8,::1\n"
+    "metrics_token = \"\"\n"
     "http_allow_hosts = \"\"\n"
     "http_deny_hosts = "
     "169.254.0.0/16,fe80::/10,fd00:ec2::254,100.100.100.200,0.0.0.0/8,::\n"
