@@ -139,13 +139,21 @@ mask_secrets(json_t *o)
 {
 	static const char *const maps[] = {"headers", "env"};
 	json_t *t = json_object_get(o, "target"), *m, *v;
-	const char *k;
+	const char *k, *url = json_string_value(json_object_get(t, "url"));
+	const char *h, *at, *colon;
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(*maps); i++) {
 		m = json_object_get(t, maps[i]);
 		json_object_foreach(m, k, v)
 		    json_object_set_new(m, k, json_string(SECRET_MASK));
 	}
+	/* A redis target's password: redis://USER:***@HOST */
+	if (url != NULL && strncmp(url, "redis://", 8) == 0 &&
+	    (at = memchr(h = url + 8, '@', strcspn(url + 8, "/"))) != NULL &&
+	    (colon = memchr(h, ':', (size_t)(at - h))) != NULL)
+		json_object_set_new(t, "url",
+		    json_sprintf("%.*s%s%s", (int)(colon + 1 - url), url,
+		        SECRET_MASK, at));
 }
 
 /*
@@ -368,34 +376,21 @@ no_receiver(
 }
 
 /*
- * A URL (of field) that names a host the configured host lists refuse
- * (http_deny_hosts, or outside http_allow_hosts) as it is written, or
- * that leads to the receiver; 1 after answering 400 naming the field.
- * Only the literal host is known here: the runner checks it again, with
- * the addresses it resolves to and every redirect, and has the last word.
+ * A host (of field's URL) that the configured host lists refuse
+ * (http_deny_hosts, or outside http_allow_hosts) as it is written; 1
+ * after answering 400 naming the field.
  */
-int
-api_url_denied(const struct request *rq, const char *url, const char *field,
+static int
+host_denied(const struct request *rq, const char *host, const char *field,
     struct response *rs)
 {
 	const char *allow = rq->cf->http_allow_hosts;
 	const char *deny = rq->cf->http_deny_hosts;
 	struct hostlist al, dl;
 	enum hostlist_verdict v = HOSTLIST_OK;
-	char host[512], err[CV_ERRLEN];
+	char err[CV_ERRLEN];
 	int printable = 1;
 
-	if (url == NULL)
-		return 0;
-	/* Events at the receiver come from schedules without a target only. */
-	if (receiver_reaches(rq->cf->receiver_url, url)) {
-		api_error(rs, 400, "invalid_field", field,
-		    "the URL leads to the receiver (receiver_url), which "
-		    "takes events of schedules without a target only");
-		return 1;
-	}
-	if (hostlist_url_host(url, host, sizeof(host)) == -1)
-		return 0;
 	if (hostlist_parse(&al, allow ? allow : "", err, sizeof(err)) == 0 &&
 	    hostlist_parse(&dl, deny ? deny : "", err, sizeof(err)) == 0)
 		v = hostlist_check(&al, &dl, host, NULL);
@@ -410,11 +405,84 @@ api_url_denied(const struct request *rq, const char *url, const char *field,
 	return 1;
 }
 
+/*
+ * A URL (of field) that names a host the configured host lists refuse
+ * (http_deny_hosts, or outside http_allow_hosts) as it is written, or
+ * that leads to the receiver; 1 after answering 400 naming the field.
+ * Only the literal host is known here: the runner checks it again, with
+ * the addresses it resolves to and every redirect, and has the last word.
+ */
+int
+api_url_denied(const struct request *rq, const char *url, const char *field,
+    struct response *rs)
+{
+	char host[512];
+
+	if (url == NULL)
+		return 0;
+	/* Events at the receiver come from schedules without a target only. */
+	if (receiver_reaches(rq->cf->receiver_url, url)) {
+		api_error(rs, 400, "invalid_field", field,
+		    "the URL leads to the receiver (receiver_url), which "
+		    "takes events of schedules without a target only");
+		return 1;
+	}
+	if (hostlist_url_host(url, host, sizeof(host)) == -1)
+		return 0;
+	return host_denied(rq, host, field, rs);
+}
+
+/*
+ * What a redis target of a non-admin may not do (docs/schedules.md,
+ * "Redis targets"): write a key outside its owner's namespace of the
+ * configured server (raw_key), name a unix socket, a host the host lists
+ * refuse, or the configured server itself by its URL.  1 after the 403
+ * or 400 naming the field; 0 when it may be saved.
+ */
+static int
+denied_redis(
+    const struct request *rq, const struct schedule_doc *d, struct response *rs)
+{
+	const char *url = json_string_value(json_object_get(d->target, "url"));
+	struct redis_url u, mine;
+	char err[CV_ERRLEN];
+	int same;
+
+	if (rq->who.role == ROLE_ADMIN)
+		return 0;
+	if (json_is_true(json_object_get(d->target, "raw_key")))
+		return api_error(rs, 403, "forbidden", "target.raw_key",
+		           "only an admin may write a key outside the owner's "
+		           "namespace"),
+		       1;
+	if (url == NULL || redis_url_parse(url, &u, err, sizeof(err)) == -1)
+		return 0;
+	explicit_bzero(u.password, sizeof(u.password));
+	if (u.is_unix)
+		return api_error(rs, 403, "forbidden", "target.url",
+		           "only an admin may name a unix socket"),
+		       1;
+	same = rq->cf->redis_url != NULL &&
+	    redis_url_parse(rq->cf->redis_url, &mine, err, sizeof(err)) == 0 &&
+	    !mine.is_unix && mine.port == u.port &&
+	    strcasecmp(mine.host, u.host) == 0;
+	explicit_bzero(&mine, sizeof(mine));
+	if (same)
+		return api_error(rs, 400, "invalid_field", "target.url",
+		           "the URL leads to the configured Redis server "
+		           "(redis_url), whose keys are kept apart by owner: "
+		           "leave target.url out to write there"),
+		       1;
+	return host_denied(rq, u.host, "target.url", rs);
+}
+
 /* An http target whose URL api_url_denied() refuses: 1 after the 400. */
 static int
 denied_url(
     const struct request *rq, const struct schedule_doc *d, struct response *rs)
 {
+	if (d->target_type == SCHEDULE_TARGET_REDIS)
+		return denied_redis(rq, d, rs);
 	if (d->target_type != SCHEDULE_TARGET_HTTP)
 		return 0;
 	return api_url_denied(rq,

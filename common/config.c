@@ -83,6 +83,8 @@ static const struct config_key config_keys[] = {
         "ms a database statement, connect or silent connection may take"),
     CONFIG_KEY_STR(redis_url, CONFIG_URL_MAX, "redis://127.0.0.1:6379",
         "Redis server of redis targets that name none, and of events_stream"),
+    CONFIG_KEY_STR(redis_key_prefix, 256, "cronvisor:",
+        "before each owner's keys on redis_url: PREFIX OWNER:KEY"),
     CONFIG_KEY_STR(events_stream, 256, "",
         "Redis stream the live events are published to; \"\" = none"),
     CONFIG_KEY_INT(events_stream_maxlen, 100, 100000000, "100000",

@@ -354,6 +354,7 @@ int receiver_sign(const char *secret, int64_t t, const char *body, size_t len,
 struct config {
 	char *database_url;       /* libpq conninfo or URI */
 	char *redis_url;          /* redis target default server */
+	char *redis_key_prefix;   /* before an owner's keys on redis_url */
 	char *events_stream;      /* Redis stream of the events, "" = none */
 	int64_t events_stream_maxlen;   /* its MAXLEN ~ */
 	int64_t events_retention_hours; /* the database keeps an event */
@@ -429,6 +430,8 @@ struct redis_url {
 };
 int redis_url_parse(
     const char *url, struct redis_url *u, char *err, size_t errlen);
+struct redisContext *redis_connect(const struct redis_url *u, const char *addr,
+    int64_t timeout_ms, char *err, size_t errlen);
 struct redisContext *redis_open(
     const char *url, int64_t timeout_ms, char *err, size_t errlen);
 
@@ -593,7 +596,10 @@ enum schedule_target {
 	SCHEDULE_TARGET_HTTP,     /* an HTTP request */
 	SCHEDULE_TARGET_AGENT,    /* a job for an agent (docs/agents.md) */
 	SCHEDULE_TARGET_PIPELINE, /* a pipeline (docs/orchestration.md) */
+	SCHEDULE_TARGET_REDIS,    /* XADD, LPUSH or PUBLISH to Redis */
 };
+#define REDIS_KEY_MAX    512       /* bytes of a redis target's key */
+#define REDIS_MAXLEN_DEF 10000     /* XADD MAXLEN ~ without a maxlen */
 enum schedule_overlap {
 	SCHEDULE_OVERLAP_SKIP,       /* record the slot as skipped */
 	SCHEDULE_OVERLAP_ALLOW,      /* run it anyway */

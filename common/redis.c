@@ -187,63 +187,70 @@ redis_simple(redisContext *c, int argc, const char **argv, const char *what,
 }
 
 /*
- * Connects to the server of url within timeout_ms (which then limits
- * every command too), authenticates and selects its database.  Returns
- * the connection, or NULL with err set.
+ * Connects to the server of u (at the address addr instead of its host,
+ * if not NULL: one the caller resolved and checked) within timeout_ms,
+ * which then limits every command too; authenticates and selects its
+ * database.  Returns the connection, or NULL with err set.
  */
 redisContext *
-redis_open(const char *url, int64_t timeout_ms, char *err, size_t errlen)
+redis_connect(const struct redis_url *u, const char *addr, int64_t timeout_ms,
+    char *err, size_t errlen)
 {
-	struct redis_url u;
 	struct timeval tv = {
 	    .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+	const char *host = addr != NULL ? addr : u->host;
 	redisContext *c;
 	char db[16];
-	int dbn;
 
-	if (redis_url_parse(url, &u, err, errlen) == -1)
-		return NULL;
-	dbn = u.db;
-	c = u.is_unix ? redisConnectUnixWithTimeout(u.path, tv)
-	              : redisConnectWithTimeout(u.host, u.port, tv);
+	c = u->is_unix ? redisConnectUnixWithTimeout(u->path, tv)
+	               : redisConnectWithTimeout(host, u->port, tv);
 	if (c == NULL) {
 		log_errbuf(err, errlen, "out of memory");
 		return NULL;
 	}
 	if (c->err != 0) {
-		if (u.is_unix)
-			log_errbuf(err, errlen, "%s: %s", u.path, c->errstr);
+		if (u->is_unix)
+			log_errbuf(err, errlen, "%s: %s", u->path, c->errstr);
 		else
-			log_errbuf(err, errlen, "%s port %d: %s", u.host,
-			    u.port, c->errstr);
+			log_errbuf(err, errlen, "%s port %d: %s", u->host,
+			    u->port, c->errstr);
 		redisFree(c);
 		return NULL;
 	}
 	redisSetTimeout(c, tv);
-	if (u.password[0] != '\0') {
-		const char *auth[3] = {"AUTH", u.user, u.password};
-		int rc;
+	if (u->password[0] != '\0') {
+		const char *auth[3] = {"AUTH", u->user, u->password};
 
-		if (u.user[0] == '\0')
-			auth[1] = u.password;
-		rc = redis_simple(
-		    c, u.user[0] != '\0' ? 3 : 2, auth, "AUTH", err, errlen);
-
-		explicit_bzero(&u, sizeof(u));
-		if (rc == -1) {
+		if (u->user[0] == '\0')
+			auth[1] = u->password;
+		if (redis_simple(c, u->user[0] != '\0' ? 3 : 2, auth, "AUTH",
+		        err, errlen) == -1) {
 			redisFree(c);
 			return NULL;
 		}
 	}
-	explicit_bzero(&u, sizeof(u));
-	if (dbn != 0) {
+	if (u->db != 0) {
 		const char *sel[2] = {"SELECT", db};
 
-		snprintf(db, sizeof(db), "%d", dbn);
+		snprintf(db, sizeof(db), "%d", u->db);
 		if (redis_simple(c, 2, sel, "SELECT", err, errlen) == -1) {
 			redisFree(c);
 			return NULL;
 		}
 	}
+	return c;
+}
+
+/* redis_connect() to the server of url, parsed here; NULL with err set. */
+redisContext *
+redis_open(const char *url, int64_t timeout_ms, char *err, size_t errlen)
+{
+	struct redis_url u;
+	redisContext *c;
+
+	if (redis_url_parse(url, &u, err, errlen) == -1)
+		return NULL;
+	c = redis_connect(&u, NULL, timeout_ms, err, errlen);
+	explicit_bzero(&u, sizeof(u));
 	return c;
 }

@@ -524,8 +524,8 @@ static int check_target(
 static int
 decode_target(json_t *v, struct schedule_doc *d, struct schedule_error *e)
 {
-	static const char *const optional[] = {
-	    "cwd", "run_as", "body", "env", "headers", NULL};
+	static const char *const optional[] = {"cwd", "run_as", "body", "env",
+	    "headers", "url", "maxlen", "raw_key", NULL};
 	enum schedule_target type = SCHEDULE_TARGET_RECEIVER;
 	json_t *copy;
 
@@ -906,6 +906,65 @@ check_agent_member(const char *k, json_t *v, int pipeline, const char *path,
 	    "unknown field for a%s target", pipeline ? " pipeline" : "n agent");
 }
 
+/*
+ * Checks one member k (not "type") of a redis target (docs/schedules.md,
+ * "Redis targets"): command, key, url, maxlen, body, raw_key.
+ */
+static int
+check_redis_member(
+    const char *k, json_t *v, const char *path, struct schedule_error *e)
+{
+	const char *s = json_string_value(v);
+	struct redis_url u;
+	char err[CV_ERRLEN];
+
+	if (strcmp(k, "command") == 0)
+		return s &&
+		        (strcmp(s, "xadd") == 0 || strcmp(s, "lpush") == 0 ||
+		            strcmp(s, "publish") == 0)
+		    ? 0
+		    : doc_fail(e, "invalid_field", path,
+		          "expected \"xadd\", \"lpush\" or \"publish\"");
+	if (strcmp(k, "key") == 0) {
+		if (s == NULL || s[0] == '\0' ||
+		    strlen(s) != json_string_length(v) ||
+		    strlen(s) > REDIS_KEY_MAX)
+			return doc_fail(e, "invalid_field", path,
+			    "expected a key of 1 to %d bytes, no NUL",
+			    REDIS_KEY_MAX);
+		return 0;
+	}
+	if (strcmp(k, "url") == 0) {
+		if (json_is_null(v))
+			return 0;
+		if (s == NULL || strlen(s) > 2048 ||
+		    redis_url_parse(s, &u, err, sizeof(err)) == -1)
+			return doc_fail(e, "invalid_field", path, "%s",
+			    s == NULL ? "expected a redis:// or unix:// URL"
+			              : err);
+		explicit_bzero(&u, sizeof(u));
+		return 0;
+	}
+	if (strcmp(k, "maxlen") == 0)
+		return json_is_null(v) ||
+		        (json_is_integer(v) && json_integer_value(v) >= 1 &&
+		            json_integer_value(v) <= 100000000)
+		    ? 0
+		    : doc_fail(e, "invalid_field", path,
+		          "expected a number of entries from 1 to 100000000");
+	if (strcmp(k, "raw_key") == 0)
+		return json_is_boolean(v) || json_is_null(v)
+		    ? 0
+		    : doc_fail(
+		          e, "invalid_field", path, "expected true or false");
+	if (strcmp(k, "body") == 0)
+		return depth_ok(v, PAYLOAD_DEPTH_MAX)
+		    ? 0
+		    : doc_fail(e, "invalid_field", path, "nested too deeply");
+	return doc_fail(
+	    e, "unknown_field", path, "unknown field for a redis target");
+}
+
 /* Checks one member k (not "type") of a target of the given type. */
 static int
 check_member(enum schedule_target type, const char *k, json_t *v,
@@ -917,6 +976,8 @@ check_member(enum schedule_target type, const char *k, json_t *v,
 	if (type == SCHEDULE_TARGET_AGENT || type == SCHEDULE_TARGET_PIPELINE)
 		return check_agent_member(
 		    k, v, type == SCHEDULE_TARGET_PIPELINE, path, e);
+	if (type == SCHEDULE_TARGET_REDIS)
+		return check_redis_member(k, v, path, e);
 
 	if (type == SCHEDULE_TARGET_EXEC && strcmp(k, "argv") == 0)
 		return check_argv(v, path, e);
@@ -965,12 +1026,14 @@ check_target(json_t *t, enum schedule_target *type, struct schedule_error *e)
 		return doc_fail(e, "missing_field", "target.type", "required");
 	if (ty == NULL ||
 	    (strcmp(ty, "exec") && strcmp(ty, "http") && strcmp(ty, "agent") &&
-	        strcmp(ty, "pipeline")))
+	        strcmp(ty, "pipeline") && strcmp(ty, "redis")))
 		return doc_fail(e, "invalid_field", "target.type",
-		    "expected \"exec\", \"http\", \"agent\" or \"pipeline\"");
+		    "expected \"exec\", \"http\", \"agent\", \"pipeline\" "
+		    "or \"redis\"");
 	*type = ty[0] == 'e' ? SCHEDULE_TARGET_EXEC
 	    : ty[0] == 'h'   ? SCHEDULE_TARGET_HTTP
 	    : ty[0] == 'a'   ? SCHEDULE_TARGET_AGENT
+	    : ty[0] == 'r'   ? SCHEDULE_TARGET_REDIS
 	                     : SCHEDULE_TARGET_PIPELINE;
 	json_object_foreach(t, k, v)
 	{
@@ -988,6 +1051,22 @@ check_target(json_t *t, enum schedule_target *type, struct schedule_error *e)
 	    !json_object_get(t, "pipeline"))
 		return doc_fail(
 		    e, "missing_field", "target.pipeline", "required");
+	if (*type == SCHEDULE_TARGET_REDIS) {
+		const char *c =
+		    json_string_value(json_object_get(t, "command"));
+
+		if (c == NULL)
+			return doc_fail(
+			    e, "missing_field", "target.command", "required");
+		if (!json_object_get(t, "key"))
+			return doc_fail(
+			    e, "missing_field", "target.key", "required");
+		if (strcmp(c, "xadd") != 0 &&
+		    !json_is_null(json_object_get(t, "maxlen")) &&
+		    json_object_get(t, "maxlen") != NULL)
+			return doc_fail(e, "invalid_field", "target.maxlen",
+			    "only an xadd takes a maxlen");
+	}
 	return 0;
 }
 

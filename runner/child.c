@@ -288,6 +288,15 @@ child_start(const struct run_spec *spec, int sfd, struct result *res)
  */
 void (*child_http)(const struct run_spec *, int, struct result *);
 
+/*
+ * The redis target (redis.c), set by spawn_init() too: the connection is
+ * made before the runner gives up its privileges (the configured server
+ * may be a unix socket only the supervisor's user may open), the command
+ * sent after, at the run's start time.
+ */
+void *(*child_redis_open)(const struct run_spec *, struct result *);
+void (*child_redis_run)(void *conn, const struct run_spec *, struct result *);
+
 /* Returns NULL if spec can be run, else what is wrong with it. */
 const char *
 child_check(const struct run_spec *spec)
@@ -304,7 +313,14 @@ child_check(const struct run_spec *spec)
 		return "invalid run: no URL";
 	if (spec->target == RUN_TARGET_HTTP && child_http == NULL)
 		return "invalid run: this runner has no HTTP client";
-	if (spec->target != RUN_TARGET_EXEC && spec->target != RUN_TARGET_HTTP)
+	if (spec->target == RUN_TARGET_REDIS &&
+	    (spec->url == NULL || spec->redis_command == NULL ||
+	        spec->redis_key == NULL))
+		return "invalid run: no Redis URL, command or key";
+	if (spec->target == RUN_TARGET_REDIS && child_redis_run == NULL)
+		return "invalid run: this runner has no Redis client";
+	if (spec->target != RUN_TARGET_EXEC &&
+	    spec->target != RUN_TARGET_HTTP && spec->target != RUN_TARGET_REDIS)
 		return "invalid run: unknown target type";
 	return NULL;
 }
@@ -441,7 +457,14 @@ child_main(const struct run_spec *spec, int result_fd, pid_t parent)
 		log_warn("cannot give the run its own cgroup; rlimits only");
 	if (spec->target == RUN_TARGET_EXEC)
 		exec_run(spec, sfd, &res);
-	else if (child_drop(spec, parent, &res) == 0 &&
+	else if (spec->target == RUN_TARGET_REDIS) {
+		void *conn = child_redis_open(spec, &res);
+
+		/* conn is not freed: the process ends right after */
+		if (conn != NULL && child_drop(spec, parent, &res) == 0 &&
+		    child_start(spec, sfd, &res) == 0)
+			child_redis_run(conn, spec, &res);
+	} else if (child_drop(spec, parent, &res) == 0 &&
 	    child_start(spec, sfd, &res) == 0)
 		child_http(spec, sfd, &res);
 	child_send(spec, result_fd, &res);

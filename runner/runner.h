@@ -30,6 +30,7 @@
 enum run_target {
 	RUN_TARGET_EXEC, /* run a command */
 	RUN_TARGET_HTTP, /* make one HTTP request */
+	RUN_TARGET_REDIS, /* one XADD, LPUSH or PUBLISH (redis.c) */
 };
 
 /* Resource limits of the target; 0 leaves the inherited limit. */
@@ -66,6 +67,12 @@ struct run_spec {
 	const char *deny_hosts;     /* HTTP: hostlist text, wins; NULL: none */
 	const char *receiver_url; /* HTTP: a URL it may not reach, NULL: none */
 	long max_redirects;       /* HTTP: redirects followed, each checked */
+	const char *redis_command; /* REDIS: "xadd", "lpush", "publish" */
+	const char *redis_key;     /* REDIS: the key or channel, as sent */
+	int64_t redis_maxlen;      /* REDIS: XADD MAXLEN ~ */
+	int redis_checked;  /* REDIS: url is the schedule's own: host lists */
+	const char *redis_default; /* REDIS: redis_url, which url may not
+	                            * reach when checked; NULL: none */
 	int64_t timeout;          /* seconds the target may take, >= 1 */
 	int64_t kill_grace;       /* seconds from SIGTERM to SIGKILL, >= 0 */
 	size_t output_tail;       /* output bytes kept, <= RESULT_OUTPUT_MAX */
@@ -116,6 +123,12 @@ int child_drop(const struct run_spec *spec, pid_t parent, struct result *res);
 int child_write(const struct run_spec *spec, int result_fd, struct result *res);
 int child_signals(int sfd, int *alarm_seen, int *term, int *chld);
 extern void (*child_http)(const struct run_spec *, int, struct result *);
+extern void *(*child_redis_open)(const struct run_spec *, struct result *);
+void *redis_target_open(const struct run_spec *spec, struct result *res);
+void redis_target_run(void *conn, const struct run_spec *spec,
+    struct result *res);
+extern void (*child_redis_run)(
+    void *conn, const struct run_spec *, struct result *);
 int child_start(const struct run_spec *spec, int sfd, struct result *res);
 int64_t child_now_us(void);
 extern int child_signals_default;

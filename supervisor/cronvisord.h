@@ -77,8 +77,10 @@ struct spec_buf {
 	char **headers; /* HTTP: request headers */
 	char *body;     /* HTTP: request body */
 	char *cwd;      /* EXEC: working directory */
-	char *url;      /* HTTP: where to */
-	char *method;   /* HTTP: how */
+	char *url;      /* HTTP, REDIS: where to */
+	char *method;   /* HTTP: how; REDIS: the command */
+	char *key;      /* REDIS: the key as sent */
+	char *aux;      /* REDIS: redis_url, which a checked url may not reach */
 };
 
 enum job_state {

@@ -22,6 +22,7 @@
  * has is refused by Redis itself, so no entry is ever there twice.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,24 +53,35 @@
 /* The supervisor's side. */
 
 static struct {
-	pid_t pid;          /* the worker, 0 if none */
-	int64_t restart_ms; /* CLOCK_MONOTONIC ms before which no restart */
+	pid_t pid;           /* the worker, 0 if none */
+	int64_t restart_ms;  /* CLOCK_MONOTONIC ms before which no restart */
+	char exe[PATH_MAX];  /* this binary, read at the first start */
 } ew;
 
 /*
  * Starts the worker if none runs and its restart time came: `cronvisord
- * --events-worker -f config_path [-d]`, this very binary
- * (/proc/self/exe, whatever an upgrade renamed over its path).
+ * --events-worker -f config_path [-d]`, this binary (its path as the
+ * kernel knew it at the first start: under valgrind, /proc/self/exe itself
+ * would be valgrind's).
  */
 void
 events_start(const char *config_path, int debug, int64_t now_ms)
 {
 	sigset_t none;
+	ssize_t n;
 	pid_t pid;
 
 	if (ew.pid != 0 || now_ms < ew.restart_ms)
 		return;
 	ew.restart_ms = now_ms + EV_RESTART_MS;
+	if (ew.exe[0] == '\0') {
+		if ((n = readlink("/proc/self/exe", ew.exe, sizeof(ew.exe) - 1)) <=
+		    0) {
+			log_warn("events worker: /proc/self/exe");
+			return;
+		}
+		ew.exe[n] = '\0';
+	}
 	if ((pid = fork()) == -1) {
 		log_warn("events worker: fork");
 		return;
@@ -82,7 +94,7 @@ events_start(const char *config_path, int debug, int64_t now_ms)
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		syscall(SYS_close_range, 3U, ~0U, 0U);
-		execv("/proc/self/exe", argv);
+		execv(ew.exe, argv);
 		_exit(127);
 	}
 	ew.pid = pid;
@@ -431,6 +443,7 @@ events_main(int argc, char **argv, void (*usage)(FILE *))
 	int debug = 0, rc;
 
 	log_init("cronvisord-events", LOG_LEVEL_INFO);
+	prctl(PR_SET_NAME, "cronvisord-ev"); /* ps, top: not "cronvisord" */
 	if ((rc = config_daemon(argc, argv, usage, &e.cf, &path, &debug)) != -1)
 		return rc;
 	log_setlevel(debug ? LOG_LEVEL_DEBUG : e.cf.log_level);

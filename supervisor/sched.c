@@ -242,6 +242,8 @@ sched_spec_clear(struct spec_buf *sb)
 	free(sb->cwd);
 	free(sb->url);
 	free(sb->method);
+	free(sb->key);
+	free(sb->aux);
 	memset(sb, 0, sizeof(*sb));
 }
 
@@ -513,6 +515,22 @@ event_body(const struct sched *s, const struct job *j, int receiver)
 }
 
 /*
+ * What an http or a redis target sends: its body, a string as it is and
+ * anything else as compact JSON, or else the run's event (event_body()).
+ * NULL: out of memory.
+ */
+static char *
+target_body(const struct sched *s, const struct job *j, json_t *body,
+    int receiver)
+{
+	if (body && json_is_string(body))
+		return strdup(json_string_value(body));
+	if (body)
+		return json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+	return event_body(s, j, receiver);
+}
+
+/*
  * Copies the host lists of cf behind the body's terminating NUL, in the
  * body's own allocation, and points the spec at them.  A SIGHUP may
  * replace cf between the claim and the fork, so the spec may not point
@@ -587,12 +605,7 @@ http_spec(const struct sched *s, const struct job *j, json_t *t,
 	if ((sb->url = strdup(url)) == NULL ||
 	    (sb->method = strdup(method ? method : "POST")) == NULL)
 		return log_errbuf(err, errlen, "out of memory");
-	if (body && json_is_string(body))
-		sb->body = strdup(json_string_value(body));
-	else if (body)
-		sb->body = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
-	else
-		sb->body = event_body(s, j, t == NULL);
+	sb->body = target_body(s, j, body, t == NULL);
 	if (sb->body == NULL ||
 	    vec_add(&sb->headers, &n, "Content-Type: application/json") ||
 	    vec_add(&sb->headers, &n, "X-Job-Id: %s", s->id) ||
@@ -768,6 +781,77 @@ stored_check(const char *text, const char *what, char *err, size_t errlen)
 }
 
 /*
+ * The key a redis target writes: as given on its own server or with
+ * raw_key (an admin's), else in its owner's namespace of the configured
+ * server, redis_key_prefix + the owner (':' and '%' percent-encoded, so
+ * that no two owners share one) + ':' + the key.  NULL: out of memory.
+ */
+static char *
+redis_key(const char *prefix, const char *owner, const char *key, int raw)
+{
+	size_t n = strlen(prefix) + 3 * strlen(owner) + 1 + strlen(key) + 1;
+	char *out, *o;
+
+	if (raw)
+		return strdup(key);
+	if ((out = malloc(n)) == NULL)
+		return NULL;
+	o = out + sprintf(out, "%s", prefix);
+	for (const char *p = owner; *p; p++)
+		o += *p == ':'  ? sprintf(o, "%%3A")
+		    : *p == '%' ? sprintf(o, "%%25")
+		                : sprintf(o, "%c", *p);
+	sprintf(o, ":%s", key);
+	return out;
+}
+
+/* The redis part of a spec (docs/schedules.md); 0, or -1 with err. */
+static int
+redis_spec(const struct sched *s, const struct job *j, json_t *t,
+    const struct config *cf, struct spec_buf *sb, struct run_spec *spec,
+    char *err, size_t errlen)
+{
+	const char *url = json_string_value(json_object_get(t, "url"));
+	const char *key = json_string_value(json_object_get(t, "key"));
+	const char *cmd = json_string_value(json_object_get(t, "command"));
+	json_t *body = json_object_get(t, "body");
+	json_t *maxlen = json_object_get(t, "maxlen");
+	int raw = json_is_true(json_object_get(t, "raw_key"));
+
+	if (key == NULL || cmd == NULL)
+		return log_errbuf(err, errlen, "target: no command or key");
+	if (url == NULL && (cf->redis_url == NULL || cf->redis_url[0] == '\0'))
+		return log_errbuf(err, errlen,
+		    "target.url: none, and no redis_url is configured");
+	if ((sb->url = strdup(url ? url : cf->redis_url)) == NULL ||
+	    (sb->method = strdup(cmd)) == NULL ||
+	    (sb->key =
+	            redis_key(cf->redis_key_prefix ? cf->redis_key_prefix : "",
+	                s->owner, key, raw || url != NULL)) == NULL ||
+	    (sb->aux = strdup(cf->redis_url ? cf->redis_url : "")) == NULL)
+		return log_errbuf(err, errlen, "out of memory");
+	sb->body = target_body(s, j, body, 0);
+	if (sb->body == NULL)
+		return log_errbuf(err, errlen, "out of memory");
+	spec->target = RUN_TARGET_REDIS;
+	spec->url = sb->url;
+	spec->redis_command = sb->method;
+	spec->redis_key = sb->key;
+	spec->redis_maxlen =
+	    maxlen ? json_integer_value(maxlen) : REDIS_MAXLEN_DEF;
+	spec->body = sb->body;
+	spec->body_len = strlen(sb->body);
+	/* The schedule's own server: host lists, and never redis_url's
+	 * (unless an admin said raw_key). */
+	spec->redis_checked = url != NULL && !raw;
+	spec->redis_default =
+	    url != NULL && !raw && sb->aux[0] ? sb->aux : NULL;
+	if (sched_user(s, cf, NULL, 0, spec, err, errlen) == -1)
+		return -1;
+	return host_lists(cf, 1, sb, spec, err, errlen);
+}
+
+/*
  * Builds the run_spec of run j of schedule s into *spec, with the strings
  * and vectors it points to in sb (free with sched_spec_clear()).  Returns
  * 0, or -1 with err saying why the run cannot start.
@@ -814,10 +898,12 @@ sched_spec(const struct sched *s, const struct job *j, const struct config *cf,
 		r = exec_spec(s, j, t, cf, sb, spec, err, errlen);
 	else if (t == NULL || (type && strcmp(type, "http") == 0))
 		r = http_spec(s, j, t, cf, sb, spec, err, errlen);
+	else if (type && strcmp(type, "redis") == 0)
+		r = redis_spec(s, j, t, cf, sb, spec, err, errlen);
 	else
 		r = log_errbuf(err, errlen,
-		    "target.type: \"%s\" is not exec "
-		    "or http",
+		    "target.type: \"%s\" is not exec, http "
+		    "or redis",
 		    type ? type : "");
 	json_decref(t);
 	json_decref(lim);

@@ -25,6 +25,8 @@ int
 spawn_init(void)
 {
 	child_http = http_run;
+	child_redis_open = redis_target_open;
+	child_redis_run = redis_target_run;
 	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
 }
 

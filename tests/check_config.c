@@ -28,6 +28,7 @@ assert_config_eq(const struct config *a, const struct config *b)
 #define INT(f) ck_assert_int_eq(a->f, b->f)
 	STR(database_url);
 	STR(redis_url);
+	STR(redis_key_prefix);
 	STR(events_stream);
 	INT(events_stream_maxlen);
 	INT(events_retention_hours);
@@ -898,6 +899,7 @@ static const char default_print[] =
     "database_url = postgresql:///cronvisor\n"
     "db_timeout_ms = 10000\n"
     "redis_url = redis://127.0.0.1:6379\n"
+    "redis_key_prefix = cronvisor:\n"
     "events_stream = \"\"\n"
     "events_stream_maxlen = 100000\n"
     "events_retention_hours = 168\n"

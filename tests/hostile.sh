@@ -70,12 +70,15 @@ down() {
 
 # The supervisor's children but one runner helper (cronvisor-runner, whose
 # name is cut to 15 characters; the runners it forks are named cronvisord):
-# a second helper counts.
+# a second helper counts, and so does anything but one events worker
+# (cronvisord-ev).
 kids() {
-	n=0 h=0
+	n=0 h=0 e=0
 	for c in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
 		if [ "$(cat /proc/"$c"/comm 2>/dev/null)" = cronvisor-runne ] && [ $h -eq 0 ]; then
 			h=1
+		elif [ "$(cat /proc/"$c"/comm 2>/dev/null)" = cronvisord-ev ] && [ $e -eq 0 ]; then
+			e=1 # the events worker (supervisor/events.c), one
 		else
 			n=$((n + 1))
 		fi
