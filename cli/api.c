@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,30 @@ struct api_buf {
 	int overflow; /* 1: the answer was longer than API_REPLY_MAX */
 };
 
-static int api_curl_ready; /* curl_global_init() has run */
-static CURL *api_easy;     /* api_send()'s handle, kept for keep-alive */
+static int api_curl_ready;     /* curl_global_init() has run */
+static char api_lasterr[2048]; /* the last failure's message, "" = none */
+
+/* Logs a failure of a request and keeps its text for api_last_error(). */
+static void api_say(const char *fmt, ...) CV_PRINTF(1, 2);
+
+static void
+api_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(api_lasterr, sizeof(api_lasterr), fmt, ap);
+	va_end(ap);
+	log_warnx("%s", api_lasterr);
+}
+
+/* What the last request that failed said ("" if none did). */
+const char *
+api_last_error(void)
+{
+	return api_lasterr;
+}
+static CURL *api_easy; /* api_send()'s handle, kept for keep-alive */
 
 /* curl's write callback: appends to the api_buf; refuses past the cap. */
 static size_t
@@ -137,13 +160,13 @@ api_error(long status, const char *url, json_t *reply)
 	    : "";
 
 	if (msg == NULL)
-		log_warnx("%s: HTTP %ld, and not an answer of the cronvisor "
-		          "API%s",
+		api_say("%s: HTTP %ld, and not an answer of the cronvisor "
+		        "API%s",
 		    url, status, hint);
 	else if (field != NULL && field[0] != '\0')
-		log_warnx("%s (field: %s)%s", msg, field, hint);
+		api_say("%s (field: %s)%s", msg, field, hint);
 	else
-		log_warnx("%s%s", msg, hint);
+		api_say("%s%s", msg, hint);
 }
 
 /*
@@ -244,17 +267,17 @@ api_verdict(CURLcode rc, long status, struct api_buf *b, const char *url,
 	if (label != NULL)
 		log_prefix("%s", label);
 	if (b->overflow)
-		log_warnx("%s: the answer is larger than %d bytes", url,
+		api_say("%s: the answer is larger than %d bytes", url,
 		    API_REPLY_MAX);
 	else if (rc != CURLE_OK)
-		log_warnx("cannot reach the API at %s%s%s: %s", url,
+		api_say("cannot reach the API at %s%s%s: %s", url,
 		    ctl.unix_socket && *ctl.unix_socket ? " through " : "",
 		    ctl.unix_socket && *ctl.unix_socket ? ctl.unix_socket : "",
 		    errbuf[0] ? errbuf : curl_easy_strerror(rc));
 	else if (b->len > 0 &&
 	    (reply = json_loadb(b->data, b->len, 0, &je)) == NULL &&
 	    status / 100 == 2)
-		log_warnx("%s: the answer is not JSON: %s", url, je.text);
+		api_say("%s: the answer is not JSON: %s", url, je.text);
 	else if (status / 100 != 2)
 		api_error(status, url, reply);
 	else {
@@ -296,6 +319,7 @@ api_send(const char *method, const char *url, const char *body, const char *key,
 	CURL *h;
 	int ret, n = 0;
 
+	api_lasterr[0] = '\0';
 	if (api_init() == -1)
 		return -1;
 	if (api_easy == NULL && (api_easy = curl_easy_init()) == NULL) {

@@ -34,6 +34,7 @@ static const struct ctl_command commands[] = {
     {"agents", agents_main},
     {"pipelines", pipelines_main},
     {"data-sources", datasources_main},
+    {"mcp", mcp_main},
 };
 
 /* Prints the list of commands. */
@@ -92,6 +93,7 @@ usage(FILE *fp)
 	    "  data-sources create  register a table (admin)\n"
 	    "  data-sources delete  delete a registration (admin)\n"
 	    "  data-sources preview show what a data-source string expands to\n"
+	    "  mcp               serve scheduling tools to an AI agent (MCP, stdio)\n"
 	    "\n" CTL_GLOBAL_USAGE "\n"
 	    "Run 'cronvisorctl COMMAND --help' for a command's options.\n",
 	    fp);

@@ -186,6 +186,12 @@ int api_output(int rc, struct json_t *doc, void (*show)(const struct json_t *));
 void api_set(struct json_t *obj, const char *key, struct json_t *v);
 void api_cleanup(void);
 int api_key(char *buf);
+const char *api_last_error(void);
+
+/* mcp.c: the Model Context Protocol server */
+int mcp_main(int argc, char **argv);
+void mcp_line(const char *line, size_t n);
+extern FILE *mcp_out;
 
 /* One request of api_batch(), handed out by its source. */
 struct api_item {
