@@ -238,6 +238,9 @@ int metrics_serve(struct request *rq, const char *addr, struct response *rs,
 /* health.c */
 int health_get(
     struct request *rq, struct response *rs, char *err, size_t errlen);
+int health_openapi(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+extern const char api_openapi_json[]; /* api/openapi.json, embedded */
 
 /*
  * Added with server.c, http.c, auth.c and route.c: the pieces the server

@@ -95,3 +95,20 @@ oom:
 	db_rows_free(rows);
 	return -1;
 }
+
+/*
+ * GET /openapi.json: the OpenAPI 3.1 description of this API
+ * (api/openapi.json, embedded at build time; installed too as
+ * /usr/share/cronvisor/openapi.json).  No token: it describes the API,
+ * not anyone's data.
+ */
+int
+health_openapi(
+    struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1)
+		return 0;
+	return api_raw(rs, 200, strdup(api_openapi_json));
+}

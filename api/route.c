@@ -72,6 +72,7 @@ static const struct route route_table[] = {
     {"DELETE", "/data-sources/{id}", datasources_delete, 1, ROLE_ADMIN, 0, 0},
     {"GET", "/events", events_stream, 1, ROLE_VIEWER, 0, 0},
     {"GET", "/health", health_get, 0, ROLE_VIEWER, 0, 1},
+    {"GET", "/openapi.json", health_openapi, 0, ROLE_VIEWER, 0, 1},
 };
 #define ROUTE_COUNT (sizeof(route_table) / sizeof(route_table[0]))
 
