@@ -143,6 +143,12 @@ START_TEST(test_example)
 	ck_assert_int_eq(d.limits.fsize_mb, 1024);
 	ck_assert_int_eq(d.retry_delay_seconds, 60);
 	schedule_clear(&d);
+	extra_ok("\"target\": {\"type\": \"redis\", \"command\": \"xadd\", "
+	         "\"key\": \"reports\", \"maxlen\": 100, \"url\": "
+	         "\"redis://:p%40w@[::1]:6380/2\", \"body\": {\"a\": 1}, "
+	         "\"raw_key\": false}");
+	extra_ok("\"target\": {\"type\": \"redis\", \"command\": \"publish\", "
+	         "\"key\": \"news\", \"url\": null, \"maxlen\": null}");
 	extra_ok("\"target\": {\"type\": \"http\", \"url\": \"https://h/x\","
 	         " \"headers\": {\"X-A\": \"b\"}, \"body\": {\"k\": [1]}}");
 	extra_ok("\"kind\": \"interval\", \"anchor\": \"completion\","
@@ -360,6 +366,35 @@ START_TEST(test_target_errors)
 	        "invalid_field", "target.headers"},
 	    {"{\"type\": \"http\", \"url\": \"http://h\", \"argv\": [\"/x\"]}",
 	        "unknown_field", "target.argv"},
+	    {"{\"type\": \"redis\", \"key\": \"k\"}", "missing_field",
+	        "target.command"},
+	    {"{\"type\": \"redis\", \"command\": \"xadd\"}", "missing_field",
+	        "target.key"},
+	    {"{\"type\": \"redis\", \"command\": \"del\", \"key\": \"k\"}",
+	        "invalid_field", "target.command"},
+	    {"{\"type\": \"redis\", \"command\": \"xadd\", \"key\": 5}",
+	        "invalid_field", "target.key"},
+	    {"{\"type\": \"redis\", \"command\": \"lpush\", \"key\": \"k\", "
+	     "\"maxlen\": 3}",
+	        "invalid_field", "target.maxlen"},
+	    {"{\"type\": \"redis\", \"command\": \"xadd\", \"key\": \"k\", "
+	     "\"maxlen\": 100000001}",
+	        "invalid_field", "target.maxlen"},
+	    {"{\"type\": \"redis\", \"command\": \"xadd\", \"key\": \"k\", "
+	     "\"url\": \"http://h\"}",
+	        "invalid_field", "target.url"},
+	    {"{\"type\": \"redis\", \"command\": \"xadd\", \"key\": \"k\", "
+	     "\"url\": \"redis://h:0\"}",
+	        "invalid_field", "target.url"},
+	    {"{\"type\": \"redis\", \"command\": \"xadd\", \"key\": \"k\", "
+	     "\"raw_key\": \"yes\"}",
+	        "invalid_field", "target.raw_key"},
+	    {"{\"type\": \"redis\", \"command\": \"xadd\", \"key\": \"k\", "
+	     "\"argv\": []}",
+	        "unknown_field", "target.argv"},
+	    {"{\"type\": \"redis\", \"command\": \"xadd\", \"key\": \"k\", "
+	     "\"body\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+	        "invalid_field", "target.body"},
 	};
 	char buf[1024];
 
