@@ -231,6 +231,17 @@ int pipelines_delete(
 int events_stream(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 
+/* notify.c */
+int notify_channels_list(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int notify_channels_create(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int notify_channels_get(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int notify_channels_delete(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+int notify_list(struct request *rq, struct response *rs, char *err, size_t errlen);
+
 /* metrics.c */
 int metrics_serve(struct request *rq, const char *addr, struct response *rs,
     char *err, size_t errlen);

@@ -358,6 +358,9 @@ struct config {
 	char *events_stream;      /* Redis stream of the events, "" = none */
 	int64_t events_stream_maxlen;   /* its MAXLEN ~ */
 	int64_t events_retention_hours; /* the database keeps an event */
+	char *smtp_url;                 /* e-mail notifications, "" = none */
+	char *smtp_from;                /* their sender */
+	int64_t notify_timeout_seconds; /* one delivery at most */
 	char *receiver_url;       /* where target-less schedules POST */
 	char *receiver_secret;    /* signs the receiver's events, "" = no */
 	char *agent_callback_url; /* the API as agents reach it, "" = none */

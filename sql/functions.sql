@@ -740,8 +740,9 @@ $$;
 -- but a second caller would only wait); nothing else writes an event
 -- once inserted but the prune, which takes numbered ones only.  Every row
 -- it numbers commits with the counter, so a reader sees seqs with no gap.
--- The same statement counts what the events say into metric_counts
--- (cronvisor_events_count()): each event once, whoever leads.  Readers
+-- The same transaction counts what the events say into metric_counts
+-- (cronvisor_events_count()) and queues the notifications they ask for
+-- (cronvisor_events_notify()): each event once, whoever leads.  Readers
 -- waiting for more (the API's event streams) are told the new last seq.
 CREATE OR REPLACE FUNCTION cronvisor_events_sequence(p_max integer)
 RETURNS bigint
@@ -749,23 +750,99 @@ LANGUAGE plpgsql AS $$
 DECLARE
     last bigint;
     n bigint;
+    batch cronvisor_event_head[];
 BEGIN
     SELECT last_seq INTO last FROM events_state FOR UPDATE;
     WITH c AS (SELECT id FROM events WHERE seq IS NULL
                ORDER BY id LIMIT p_max),
     k AS (SELECT id, row_number() OVER (ORDER BY id) AS k FROM c),
     nb AS (UPDATE events e SET seq = last + k.k FROM k WHERE e.id = k.id
-           RETURNING e.type, e.subject, e.data)
-    SELECT cronvisor_events_count(coalesce(
-               array_agg((nb.type, nb.subject, nb.data)::cronvisor_event_head),
-               '{}'))
-    INTO n FROM nb;
+           RETURNING e.type, e.subject, e.data, e.seq, e.owner,
+                     e.schedule_id),
+    heads AS (SELECT coalesce(array_agg(
+                  (nb.type, nb.subject, nb.data, nb.seq, nb.owner,
+                   nb.schedule_id)::cronvisor_event_head), '{}') AS a
+              FROM nb)
+    SELECT a INTO batch FROM heads;
+    n := cronvisor_events_count(batch);
+    PERFORM cronvisor_events_notify(batch);
     IF n > 0 THEN
         UPDATE events_state SET last_seq = last + n;
         PERFORM pg_notify('cronvisor_sequenced', (last + n)::text);
     END IF;
     RETURN n;
 END $$;
+
+-- The notifications a batch of events being numbered asks for
+-- (docs/operations.md, "Notifications"): a schedule that became dead
+-- (kind dead), an execution that ended failed or partial (failed,
+-- partial: one message per execution, however many of its jobs failed),
+-- or success after its schedule's previous execution had not (recovery),
+-- each to every enabled channel of the schedule's owner that wants that
+-- kind and that schedule; one message per event and channel (msg_id).
+-- Returns how many.
+CREATE OR REPLACE FUNCTION cronvisor_events_notify(nb cronvisor_event_head[])
+RETURNS bigint
+LANGUAGE sql AS $$
+    WITH b AS (SELECT * FROM unnest(nb)
+               WHERE (type = 'schedule.status' AND data ->> 'status' = 'dead')
+                  OR (type = 'execution.status'
+                      AND data ->> 'status' IN ('failed', 'partial', 'success'))),
+    k AS (
+        SELECT b.*, s.name AS sname, s.last_error, s.error_count,
+               x.id AS xid, x.slot_at, x.run_id, x.jobs_created,
+               x.errors, x.status AS xstatus,
+               CASE WHEN b.type = 'schedule.status' THEN 'dead'
+                    WHEN b.data ->> 'status' IN ('failed', 'partial')
+                    THEN b.data ->> 'status'
+                    ELSE 'recovery' END AS kind
+        FROM b JOIN schedules s ON s.id = b.schedule_id
+        LEFT JOIN executions x
+            ON b.type = 'execution.status' AND x.id = b.subject::uuid),
+    r AS (
+        SELECT k.* FROM k
+        WHERE k.kind <> 'recovery'
+           OR (SELECT p.status FROM executions p
+               WHERE p.schedule_id = k.schedule_id AND p.id <> k.xid
+                 AND p.finished_at IS NOT NULL
+                 AND p.created_at <= (SELECT created_at FROM executions
+                                      WHERE id = k.xid)
+               ORDER BY p.created_at DESC, p.id DESC LIMIT 1)
+              IN ('failed', 'partial')),
+    ins AS (
+        INSERT INTO notifications (msg_id, owner, channel_id, kind,
+                                   schedule_id, subject, event_seq, payload)
+        SELECT 'msg_' || r.seq || '_' || c.channel_id, c.owner, c.channel_id,
+               r.kind, r.schedule_id, r.subject, r.seq,
+               jsonb_build_object(
+                   'type', 'cronvisor.schedule.' || r.kind,
+                   'timestamp', cronvisor_time(now()),
+                   'data', jsonb_strip_nulls(jsonb_build_object(
+                       'kind', r.kind, 'owner', r.owner,
+                       'schedule_id', r.schedule_id,
+                       'schedule_name', r.sname,
+                       'execution_id', r.xid, 'run_id', r.run_id,
+                       'slot_at', cronvisor_time(r.slot_at),
+                       'status', coalesce(r.xstatus, 'dead'),
+                       'jobs_created', r.jobs_created,
+                       'failed_jobs', CASE WHEN r.xid IS NOT NULL THEN
+                           (SELECT count(*) FROM jobs j
+                            WHERE j.execution_id = r.xid
+                              AND j.status = 'failed') END,
+                       'errors', CASE WHEN r.xid IS NOT NULL
+                                      THEN (SELECT coalesce(jsonb_agg(e), '[]')
+                                            FROM (SELECT e FROM jsonb_array_elements(r.errors) e
+                                                  LIMIT 5) x5) END,
+                       'last_error', nullif(left(r.last_error, 1000), ''),
+                       'error_count', r.error_count,
+                       'event_seq', r.seq)))
+        FROM r JOIN notification_channels c
+            ON c.owner = r.owner AND c.enabled AND r.kind = ANY(c.kinds)
+           AND (c.schedule_ids IS NULL OR r.schedule_id = ANY(c.schedule_ids))
+        ON CONFLICT (msg_id) DO NOTHING
+        RETURNING 1)
+    SELECT count(*) FROM ins
+$$;
 
 -- The metrics' counters moved by a batch of events being numbered (their
 -- type, subject, data); returns how many events.  Labels take values from
@@ -881,4 +958,25 @@ LANGUAGE sql AS $$
         ON CONFLICT (name, labels)
         DO UPDATE SET value = m.value + excluded.value)
     SELECT count(*) FROM b
+$$;
+
+-- A notification channel as the API returns it (docs/operations.md):
+-- its secret as *** unless shown (the answer to its create, once), and a
+-- Slack URL's path too (the path of an incoming webhook is its secret).
+CREATE OR REPLACE FUNCTION cronvisor_channel_json(c notification_channels,
+                                                  show_secret boolean)
+RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'channel_id', c.channel_id, 'owner', c.owner, 'type', c.type,
+        'url', CASE WHEN c.type = 'slack' AND NOT show_secret
+                    THEN regexp_replace(c.url, '^(https?://[^/]*/).*$', '\1***')
+                    ELSE c.url END,
+        'to', c.email_to,
+        'secret', CASE WHEN c.secret IS NULL THEN NULL
+                       WHEN show_secret THEN c.secret ELSE '***' END,
+        'kinds', to_jsonb(c.kinds), 'schedule_ids', to_jsonb(c.schedule_ids),
+        'enabled', c.enabled, 'created_by', c.created_by,
+        'created_at', cronvisor_time(c.created_at),
+        'updated_at', cronvisor_time(c.updated_at))
 $$;

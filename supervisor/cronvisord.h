@@ -296,6 +296,9 @@ int events_reaped(pid_t pid, int st);
 void events_restart(void);
 void events_stop(void);
 int events_main(int argc, char **argv, void (*usage)(FILE *));
+/* notify.c: failure notifications, delivered by the events worker. */
+int notify_round(struct db *db, const struct config *cf, char *err,
+    size_t errlen);
 
 int claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen);

@@ -53,9 +53,9 @@
 /* The supervisor's side. */
 
 static struct {
-	pid_t pid;           /* the worker, 0 if none */
-	int64_t restart_ms;  /* CLOCK_MONOTONIC ms before which no restart */
-	char exe[PATH_MAX];  /* this binary, read at the first start */
+	pid_t pid;          /* the worker, 0 if none */
+	int64_t restart_ms; /* CLOCK_MONOTONIC ms before which no restart */
+	char exe[PATH_MAX]; /* this binary, read at the first start */
 } ew;
 
 /*
@@ -75,8 +75,8 @@ events_start(const char *config_path, int debug, int64_t now_ms)
 		return;
 	ew.restart_ms = now_ms + EV_RESTART_MS;
 	if (ew.exe[0] == '\0') {
-		if ((n = readlink("/proc/self/exe", ew.exe, sizeof(ew.exe) - 1)) <=
-		    0) {
+		if ((n = readlink(
+		         "/proc/self/exe", ew.exe, sizeof(ew.exe) - 1)) <= 0) {
 			log_warn("events worker: /proc/self/exe");
 			return;
 		}
@@ -380,10 +380,10 @@ ev_publish_some(struct ev *e)
 static int
 ev_work(struct ev *e)
 {
-	char max[16];
+	char max[16], err[CV_ERRLEN];
 	const char *p[1] = {max};
 	int64_t n;
-	int m;
+	int m, k;
 
 	if (!e->leader) {
 		if (ev_int(e, SQL_events_lead, 0, NULL, &n) == -1 || n != 1)
@@ -401,11 +401,16 @@ ev_work(struct ev *e)
 	snprintf(max, sizeof(max), "%d", EV_NUMBER);
 	if (ev_int(e, SQL_events_number, 1, p, &n) == -1)
 		return 0;
+	/* the notifications the numbering queued (notify.c) */
+	if ((k = notify_round(e->db, &e->cf, err, sizeof(err))) == -1) {
+		ev_db_down(e, err);
+		return 0;
+	}
 	if (e->cf.events_stream[0] == '\0' || ev_redis_up(e) == -1)
-		return n == EV_NUMBER || e->prune_ms == 0;
+		return n == EV_NUMBER || k == 20 || e->prune_ms == 0;
 	if ((m = ev_publish_some(e)) == -1)
 		return 0;
-	return n == EV_NUMBER || m == EV_PUBLISH || e->prune_ms == 0;
+	return n == EV_NUMBER || m == EV_PUBLISH || k == 20 || e->prune_ms == 0;
 }
 
 /*

@@ -32,6 +32,9 @@ assert_config_eq(const struct config *a, const struct config *b)
 	STR(events_stream);
 	INT(events_stream_maxlen);
 	INT(events_retention_hours);
+	STR(smtp_url);
+	STR(smtp_from);
+	INT(notify_timeout_seconds);
 	STR(receiver_url);
 	STR(supervisor_name);
 	INT(log_level);
@@ -903,6 +906,9 @@ static const char default_print[] =
     "events_stream = \"\"\n"
     "events_stream_maxlen = 100000\n"
     "events_retention_hours = 168\n"
+    "smtp_url = \"\"\n"
+    "smtp_from = cronvisor@localhost\n"
+    "notify_timeout_seconds = 10\n"
     "receiver_url = \"\"\n"
     "receiver_secret = \"\"\n"
     "agent_callback_url = \"\"\n"

@@ -56,3 +56,57 @@ gone AS (
     WHERE seq IS NOT NULL AND seq <= (SELECT s FROM cut)
     RETURNING 1)
 SELECT count(*) FROM gone;
+
+-- columns: events_note
+n.id,                                   -- id
+n.msg_id,                               -- msg
+c.type,                                 -- type
+coalesce(c.url, ''),                    -- url
+coalesce(c.email_to, ''),               -- to
+coalesce(c.secret, ''),                 -- secret
+n.payload::text,                        -- payload
+n.attempts,                             -- attempts
+extract(epoch FROM now())::bigint       -- now
+
+-- name: events_notify_claim
+-- Up to $1 notifications due, the oldest first, each taken for $2 seconds
+-- (its next_at moved on: a worker that dies while sending leaves it to
+-- be sent again then, with the same msg_id), with their channels.
+WITH due AS (
+    SELECT id FROM notifications
+    WHERE status = 'pending' AND next_at <= now()
+    ORDER BY next_at LIMIT $1::integer
+    FOR UPDATE SKIP LOCKED),
+took AS (
+    UPDATE notifications n
+    SET next_at = now() + make_interval(secs => $2::float8),
+        attempts = n.attempts + 1
+    FROM due WHERE n.id = due.id
+    RETURNING n.*)
+SELECT {{events_note}}
+FROM took n JOIN notification_channels c
+    ON c.owner = n.owner AND c.channel_id = n.channel_id;
+
+-- name: events_notify_orphans
+-- Pending notifications whose channel is gone or disabled fail.
+UPDATE notifications n
+SET status = 'failed', last_error = 'the channel was deleted or disabled'
+WHERE n.status = 'pending'
+  AND NOT EXISTS (SELECT 1 FROM notification_channels c
+                  WHERE c.owner = n.owner AND c.channel_id = n.channel_id
+                    AND c.enabled);
+
+-- name: events_notify_done
+-- A delivery's outcome: $1 id, $2 'delivered' or 'retry', $3 the HTTP
+-- status (or NULL), $4 the error (or NULL).  A retry waits 10 s doubled
+-- at each attempt (at most an hour); the eighth failed attempt is final.
+UPDATE notifications
+SET status = CASE WHEN $2 = 'delivered' THEN 'delivered'
+                  WHEN attempts >= 8 THEN 'failed' ELSE 'pending' END,
+    delivered_at = CASE WHEN $2 = 'delivered' THEN now() END,
+    next_at = CASE WHEN $2 = 'delivered' THEN next_at
+                   ELSE now() + make_interval(secs =>
+                            least(3600, 10 * 2 ^ (attempts - 1))) END,
+    http_status = $3::integer,
+    last_error = $4
+WHERE id = $1::bigint;

@@ -9,7 +9,8 @@ X-Execution-Id, X-Attempt, Idempotency-Key, Authorization,
 X-Cronvisor-Signature) and the body as it came.  What it answers depends on
 the path:
 
-  /ok            200 {"answer": 42, "params": <the params>}
+  /ok            200 {"answer": 42, "params": <the params>} (/ok/ANY too:
+                 a webhook receiver with a path of its own)
   /text          200 with a body that is not JSON
   /async         202, then reports "completed" to the body's callback.url
                  (with the token, as Authorization: Bearer) after
@@ -121,7 +122,8 @@ class Agent(BaseHTTPRequestHandler):
             body = None
         hdrs = {k: self.headers.get(k) for k in (
             "X-Job-Id", "X-Execution-Id", "X-Attempt", "Idempotency-Key",
-            "Authorization", "X-Cronvisor-Signature", "Content-Type")}
+            "Authorization", "X-Cronvisor-Signature", "Content-Type",
+            "webhook-id", "webhook-timestamp", "webhook-signature")}
         with lock:
             inflight[self.path] = inflight.get(self.path, 0) + 1
             now = inflight[self.path]
@@ -143,7 +145,7 @@ class Agent(BaseHTTPRequestHandler):
             seen = counts[(self.path, job)]
         path = self.path
         ok = json.dumps({"answer": 42, "params": params}).encode()
-        if path == "/ok":
+        if path == "/ok" or path.startswith("/ok/"):
             self.reply(200, ok, {"Content-Type": "application/json"})
         elif path == "/text":
             self.reply(200, b"all done, not json")
