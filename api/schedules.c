@@ -455,6 +455,12 @@ denied_redis(
 		           "only an admin may write a key outside the owner's "
 		           "namespace"),
 		       1;
+	if (json_integer_value(json_object_get(d->target, "maxlen")) >
+	    REDIS_MAXLEN_TENANT)
+		return api_error(rs, 400, "invalid_field", "target.maxlen",
+		           "at most %d entries without an admin token",
+		           REDIS_MAXLEN_TENANT),
+		       1;
 	if (url == NULL || redis_url_parse(url, &u, err, sizeof(err)) == -1)
 		return 0;
 	explicit_bzero(u.password, sizeof(u.password));
@@ -462,10 +468,13 @@ denied_redis(
 		return api_error(rs, 403, "forbidden", "target.url",
 		           "only an admin may name a unix socket"),
 		       1;
+	/* The configured server as written, or its loopback in any
+	 * spelling (the runner checks again, by address and run_id). */
 	same = rq->cf->redis_url != NULL &&
 	    redis_url_parse(rq->cf->redis_url, &mine, err, sizeof(err)) == 0 &&
 	    !mine.is_unix && mine.port == u.port &&
-	    strcasecmp(mine.host, u.host) == 0;
+	    (strcasecmp(mine.host, u.host) == 0 ||
+	        (redis_host_local(mine.host) && redis_host_local(u.host)));
 	explicit_bzero(&mine, sizeof(mine));
 	if (same)
 		return api_error(rs, 400, "invalid_field", "target.url",

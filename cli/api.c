@@ -190,6 +190,9 @@ api_setup(CURL *h, const char *method, const char *url, const char *body,
 	    *hdrs, body ? "Content-Type: application/json" : "Content-Type:");
 	*hdrs = curl_slist_append(*hdrs, "Expect:");
 	if (key != NULL) {
+		/* a header line: nothing that would end it */
+		if (strpbrk(key, "\r\n") != NULL)
+			return -1;
 		snprintf(line, sizeof(line), "Idempotency-Key: %s", key);
 		*hdrs = curl_slist_append(*hdrs, line);
 	}

@@ -296,6 +296,18 @@ mcp_call(const struct mcp_tool *t, json_t *args)
 	if (id != NULL && (bad = mcp_id("id", id)) != NULL)
 		return bad;
 	if (strcmp(t->name, "create_schedule") == 0) {
+		const char *key =
+		    json_string_value(json_object_get(args, "idempotency_key"));
+
+		/* a header's value: printable ASCII, as the API takes it */
+		for (const char *c = key; c != NULL && *c; c++)
+			if ((unsigned char)*c < 0x21 ||
+			    (unsigned char)*c > 0x7e)
+				return mcp_fail(
+				    "idempotency_key: printable ASCII "
+				    "only, no spaces");
+		if (key != NULL && (key[0] == '\0' || strlen(key) > 255))
+			return mcp_fail("idempotency_key: 1 to 255 characters");
 		rc = api_request_json("POST", "/schedules", NULL, 0,
 		    json_object_get(args, "schedule"),
 		    json_string_value(json_object_get(args, "idempotency_key")),

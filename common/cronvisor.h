@@ -437,6 +437,7 @@ struct redisContext *redis_connect(const struct redis_url *u, const char *addr,
     int64_t timeout_ms, char *err, size_t errlen);
 struct redisContext *redis_open(
     const char *url, int64_t timeout_ms, char *err, size_t errlen);
+int redis_host_local(const char *host);
 
 /*
  * db.c: the thin wrapper over libpq (the exception to "nothing here touches
@@ -602,7 +603,8 @@ enum schedule_target {
 	SCHEDULE_TARGET_REDIS,    /* XADD, LPUSH or PUBLISH to Redis */
 };
 #define REDIS_KEY_MAX    512       /* bytes of a redis target's key */
-#define REDIS_MAXLEN_DEF 10000     /* XADD MAXLEN ~ without a maxlen */
+#define REDIS_MAXLEN_DEF 10000     /* entries kept without a maxlen */
+#define REDIS_MAXLEN_TENANT 100000 /* a non-admin's maxlen at most */
 enum schedule_overlap {
 	SCHEDULE_OVERLAP_SKIP,       /* record the slot as skipped */
 	SCHEDULE_OVERLAP_ALLOW,      /* run it anyway */

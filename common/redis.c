@@ -9,10 +9,12 @@
  * USER and PASSWORD may be percent-encoded; HOST may be an [IPv6] literal.
  * rediss:// (TLS) is refused by name: this build has no TLS for Redis.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/time.h>
 
 #include <hiredis/hiredis.h>
@@ -253,4 +255,34 @@ redis_open(const char *url, int64_t timeout_ms, char *err, size_t errlen)
 	c = redis_connect(&u, NULL, timeout_ms, err, errlen);
 	explicit_bzero(&u, sizeof(u));
 	return c;
+}
+
+/*
+ * 1 if host names the local host's loopback as written: "localhost", an
+ * address of 127.0.0.0/8, ::1, a v4-mapped form of one, or an unspecified
+ * address (0.0.0.0, ::: it reaches the local listeners); else 0.
+ */
+int
+redis_host_local(const char *host)
+{
+	unsigned char a6[16];
+	struct in_addr a4;
+	size_t n = strlen(host);
+
+	if ((n == 9 || (n == 10 && host[9] == '.')) &&
+	    strncasecmp(host, "localhost", 9) == 0)
+		return 1;
+	if (inet_pton(AF_INET6, host, a6) == 1) {
+		static const unsigned char mapped[12] = {
+		    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+		static const unsigned char zero[16], one[16] = {[15] = 1};
+
+		if (memcmp(a6, one, 16) == 0 || memcmp(a6, zero, 16) == 0)
+			return 1;
+		if (memcmp(a6, mapped, 12) != 0)
+			return 0;
+		memcpy(&a4, a6 + 12, 4);
+	} else if (inet_pton(AF_INET, host, &a4) != 1)
+		return 0;
+	return (ntohl(a4.s_addr) >> 24) == 127 || a4.s_addr == 0;
 }

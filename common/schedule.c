@@ -1061,11 +1061,11 @@ check_target(json_t *t, enum schedule_target *type, struct schedule_error *e)
 		if (!json_object_get(t, "key"))
 			return doc_fail(
 			    e, "missing_field", "target.key", "required");
-		if (strcmp(c, "xadd") != 0 &&
+		if (strcmp(c, "publish") == 0 &&
 		    !json_is_null(json_object_get(t, "maxlen")) &&
 		    json_object_get(t, "maxlen") != NULL)
 			return doc_fail(e, "invalid_field", "target.maxlen",
-			    "only an xadd takes a maxlen");
+			    "a publish keeps nothing: no maxlen");
 	}
 	return 0;
 }

@@ -8,7 +8,10 @@
  * first resolves the host and checks every address against the host lists
  * (http_allow_hosts, http_deny_hosts) and against the configured server,
  * which a schedule reaches only through its owner's namespace, and then
- * connects to the address it checked (no second lookup to be steered).
+ * connects to the address it checked (no second lookup to be steered);
+ * that server's run_id must not be the configured server's (the same
+ * server by any other address: ::1, ::ffff:127.0.0.1, a LAN address).
+ * The runner may grow by 64 MiB at most for the replies (RLIMIT_AS).
  * redis_target_run() sends the command at the run's start time: Redis's
  * reply is the run's output (the stream entry's id, the list's length,
  * how many subscribers got it); an unreachable or refusing server is a
@@ -22,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
@@ -52,29 +57,91 @@ redis_fail(struct result *res, enum result_status st, int retryable,
 	res->error = strdup(msg);
 }
 
-/* 1 if host (port) resolves to an address of ips (n of them), else 0. */
+/*
+ * An address as the comparison of servers sees it, into out: a
+ * v4-mapped IPv6 address as its IPv4 address, every loopback address
+ * (127.0.0.0/8, ::1) and every unspecified one (0.0.0.0, ::, which reach
+ * the local host's listeners) as "loopback", anything else as written.
+ */
+static void
+redis_addr_class(const char *ip, char *out, size_t len)
+{
+	unsigned char a6[16];
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET6, ip, a6) == 1) {
+		static const unsigned char mapped[12] = {
+		    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+		static const unsigned char zero[16], one[16] = {[15] = 1};
+
+		if (memcmp(a6, one, 16) == 0 || memcmp(a6, zero, 16) == 0) {
+			snprintf(out, len, "loopback");
+			return;
+		}
+		if (memcmp(a6, mapped, 12) == 0) {
+			memcpy(&a4, a6 + 12, 4);
+			inet_ntop(AF_INET, &a4, out, (socklen_t)len);
+			ip = out;
+		}
+	}
+	if (inet_pton(AF_INET, ip, &a4) == 1 &&
+	    ((ntohl(a4.s_addr) >> 24) == 127 || a4.s_addr == 0)) {
+		snprintf(out, len, "loopback");
+		return;
+	}
+	if (ip != out)
+		snprintf(out, len, "%s", ip);
+}
+
+/*
+ * 1 if host (port) resolves to an address of ips (n of them, with
+ * their_port), else 0: compared by class (redis_addr_class()), so that
+ * ::1, ::ffff:127.0.0.1 and 0.0.0.0 are the loopback 127.0.0.1 is.
+ */
 static int
 redis_same_server(const char *host, int port, char ips[][INET6_ADDRSTRLEN],
     int n, int their_port)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai, *p;
-	char ip[INET6_ADDRSTRLEN];
+	char ip[INET6_ADDRSTRLEN], a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
 	int same = 0;
 
 	if (port != their_port || getaddrinfo(host, NULL, &hints, &ai) != 0)
 		return 0;
 	for (p = ai; p != NULL && !same; p = p->ai_next) {
-		const void *a = p->ai_family == AF_INET
+		const void *ad = p->ai_family == AF_INET
 		    ? (void *)&((struct sockaddr_in *)p->ai_addr)->sin_addr
 		    : (void *)&((struct sockaddr_in6 *)p->ai_addr)->sin6_addr;
 
-		if (inet_ntop(p->ai_family, a, ip, sizeof(ip)) == NULL)
+		if (inet_ntop(p->ai_family, ad, ip, sizeof(ip)) == NULL)
 			continue;
-		for (int i = 0; i < n && !same; i++)
-			same = strcmp(ip, ips[i]) == 0;
+		redis_addr_class(ip, a, sizeof(a));
+		for (int i = 0; i < n && !same; i++) {
+			redis_addr_class(ips[i], b, sizeof(b));
+			same = strcmp(a, b) == 0;
+		}
 	}
 	freeaddrinfo(ai);
 	return same;
+}
+
+/*
+ * The run_id of the server c is connected to (INFO server), into out
+ * (41 bytes); "" when it does not say (an error reply, a server that
+ * wants a password it was not given).
+ */
+static void
+redis_run_id(redisContext *c, char *out, size_t len)
+{
+	redisReply *r = redisCommand(c, "INFO server");
+	const char *p;
+
+	out[0] = '\0';
+	if (r != NULL && r->type == REDIS_REPLY_STRING &&
+	    (p = strstr(r->str, "run_id:")) != NULL)
+		snprintf(out, len, "%.*s", (int)strcspn(p + 7, "\r\n"), p + 7);
+	if (r != NULL)
+		freeReplyObject(r);
 }
 
 /*
@@ -156,7 +223,27 @@ redis_target_open(const struct run_spec *spec, struct result *res)
 {
 	struct redis_target *t;
 	struct redis_url u;
-	char err[CV_ERRLEN], addr[INET6_ADDRSTRLEN];
+	char err[CV_ERRLEN], addr[INET6_ADDRSTRLEN], theirs[48] = "",
+	                                             ours[48] = "";
+	redisContext *dc;
+	struct rlimit rl;
+	long pages;
+	FILE *fp;
+
+	/*
+	 * What a server sends back is kept whole by hiredis: the runner may
+	 * grow by 64 MiB at most (a hostile server's endless reply fails the
+	 * run instead of the machine).
+	 */
+	if ((fp = fopen("/proc/self/statm", "r")) != NULL) {
+		if (fscanf(fp, "%ld", &pages) == 1 && pages > 0) {
+			rl.rlim_cur = rl.rlim_max =
+			    (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) +
+			    (64u << 20);
+			(void)setrlimit(RLIMIT_AS, &rl);
+		}
+		fclose(fp);
+	}
 
 	if (redis_url_parse(spec->url, &u, err, sizeof(err)) == -1) {
 		redis_fail(res, RESULT_ERROR, 0, "redis: the URL: %s", err);
@@ -172,6 +259,13 @@ redis_target_open(const struct run_spec *spec, struct result *res)
 		explicit_bzero(&u, sizeof(u));
 		return NULL;
 	}
+	/* The configured server's identity, to know it by any address. */
+	if (spec->redis_checked && spec->redis_default != NULL &&
+	    (dc = redis_open(spec->redis_default, 2000, err, sizeof(err))) !=
+	        NULL) {
+		redis_run_id(dc, theirs, sizeof(theirs));
+		redisFree(dc);
+	}
 	if ((t = calloc(1, sizeof(*t))) == NULL ||
 	    (t->c = redis_connect(&u, spec->redis_checked ? addr : NULL,
 	         spec->timeout * 1000, err, sizeof(err))) == NULL) {
@@ -179,6 +273,17 @@ redis_target_open(const struct run_spec *spec, struct result *res)
 		    t == NULL ? "out of memory" : err);
 		free(t);
 		t = NULL;
+	} else if (theirs[0] != '\0') {
+		redis_run_id(t->c, ours, sizeof(ours));
+		if (strcmp(ours, theirs) == 0) {
+			redis_fail(res, RESULT_ERROR, 0,
+			    "refused: %s leads to the configured Redis server "
+			    "(redis_url), whose keys are kept apart by owner",
+			    u.host);
+			redisFree(t->c);
+			free(t);
+			t = NULL;
+		}
 	}
 	explicit_bzero(&u, sizeof(u));
 	return t;
@@ -251,6 +356,22 @@ redis_target_run(void *conn, const struct run_spec *spec, struct result *res)
 		else
 			snprintf(out, sizeof(out), "(reply type %d)", r->type);
 		res->status = RESULT_OK;
+		/* A list keeps its newest maxlen items, as a stream does. */
+		if (strcmp(cmd, "lpush") == 0) {
+			char stop[24];
+			const char *trim[4] = {"LTRIM", spec->redis_key, "0", stop};
+			redisReply *tr;
+
+			snprintf(stop, sizeof(stop), "%lld",
+			    (long long)spec->redis_maxlen - 1);
+			tr = redisCommandArgv(t->c, 4, trim, NULL);
+			if (tr == NULL || tr->type == REDIS_REPLY_ERROR)
+				redis_fail(res, RESULT_FAILED, 1,
+				    "redis: LTRIM after the LPUSH: %.1000s",
+				    tr ? tr->str : t->c->errstr);
+			if (tr != NULL)
+				freeReplyObject(tr);
+		}
 		free(res->output);
 		res->output = strdup(out);
 		res->output_len = res->output != NULL ? strlen(out) : 0;

@@ -178,6 +178,7 @@ struct ev {
 	int64_t redis_retry_ms; /* no reconnect before (monotonic) */
 	int64_t redis_backoff_ms;
 	int redis_said;   /* 1: the outage was logged */
+	int foreign_said; /* 1: a foreign entry was logged */
 	int64_t prune_ms; /* the next prune (monotonic) */
 };
 
@@ -359,6 +360,34 @@ ev_publish_some(struct ev *e)
 			break;
 		}
 		if (r->type == REDIS_REPLY_ERROR &&
+		    strstr(r->str, "equal or smaller") != NULL &&
+		    !e->foreign_said) {
+			/* There already, or an entry not ours above it. */
+			const char *top[] = {"XREVRANGE", e->cf.events_stream,
+			    "+", "-", "COUNT", "1"};
+			redisReply *t = redisCommandArgv(e->rc, 6, top, NULL);
+			const char *top_id = t != NULL &&
+			        t->type == REDIS_REPLY_ARRAY &&
+			        t->elements > 0 &&
+			        t->element[0]->type == REDIS_REPLY_ARRAY &&
+			        t->element[0]->elements > 0
+			    ? t->element[0]->element[0]->str
+			    : "";
+			const char *dash = strchr(top_id, '-');
+
+			if (dash != NULL && strcmp(dash, "-0") != 0) {
+				log_warnx(
+				    "events stream %s: its last entry %s is "
+				    "not one cronvisor wrote: publishing "
+				    "stops there; delete it (XDEL) or name "
+				    "another events_stream",
+				    e->cf.events_stream, top_id);
+				e->foreign_said = 1;
+			}
+			if (t != NULL)
+				freeReplyObject(t);
+		}
+		if (r->type == REDIS_REPLY_ERROR &&
 		    strstr(r->str, "equal or smaller") == NULL) {
 			snprintf(err, sizeof(err), "XADD %s: %.200s",
 			    e->cf.events_stream, r->str);
@@ -452,6 +481,19 @@ events_main(int argc, char **argv, void (*usage)(FILE *))
 	if ((rc = config_daemon(argc, argv, usage, &e.cf, &path, &debug)) != -1)
 		return rc;
 	log_setlevel(debug ? LOG_LEVEL_DEBUG : e.cf.log_level);
+	/* PREFIX OWNER:KEY is an owner's (supervisor/sched.c, redis_key()):
+	 * a stream of that form could be written by one. */
+	if (e.cf.events_stream[0] != '\0' &&
+	    strncmp(e.cf.events_stream, e.cf.redis_key_prefix,
+	        strlen(e.cf.redis_key_prefix)) == 0 &&
+	    strchr(e.cf.events_stream + strlen(e.cf.redis_key_prefix), ':') !=
+	        NULL) {
+		log_warnx("events_stream %s has the form redis_key_prefix (%s) "
+		          "OWNER:KEY of an owner's redis target key: not "
+		          "publishing; name another stream",
+		    e.cf.events_stream, e.cf.redis_key_prefix);
+		e.cf.events_stream[0] = '\0';
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = ev_signal; /* no SA_RESTART: poll() returns */
 	sigaction(SIGTERM, &sa, NULL);

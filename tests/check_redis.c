@@ -120,6 +120,24 @@ START_TEST(test_long)
 }
 END_TEST
 
+/* The loopback in its spellings, and what is not it. */
+START_TEST(test_local)
+{
+	static const char *const local[] = {"localhost", "LOCALHOST.",
+	    "127.0.0.1", "127.1.2.3", "0.0.0.0", "::1",
+	    "::", "::ffff:127.0.0.1", "0:0:0:0:0:ffff:7f00:1",
+	    "::ffff:0.0.0.0"};
+	static const char *const other[] = {"10.0.0.1", "128.0.0.1",
+	    "localhost.example", "::2", "::ffff:10.0.0.1", "fe80::1",
+	    "1.127.0.0", "redis", ""};
+
+	for (size_t i = 0; i < sizeof(local) / sizeof(*local); i++)
+		ck_assert_msg(redis_host_local(local[i]), "%s", local[i]);
+	for (size_t i = 0; i < sizeof(other) / sizeof(*other); i++)
+		ck_assert_msg(!redis_host_local(other[i]), "%s", other[i]);
+}
+END_TEST
+
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 int
@@ -132,6 +150,7 @@ main(void)
 	tcase_add_loop_test(tc, test_bad, 0, N(bad));
 	tcase_add_test(tc, test_secret);
 	tcase_add_test(tc, test_long);
+	tcase_add_test(tc, test_local);
 	suite_add_tcase(s, tc);
 	return cvtest_run(s);
 }

@@ -374,7 +374,7 @@ START_TEST(test_target_errors)
 	        "invalid_field", "target.command"},
 	    {"{\"type\": \"redis\", \"command\": \"xadd\", \"key\": 5}",
 	        "invalid_field", "target.key"},
-	    {"{\"type\": \"redis\", \"command\": \"lpush\", \"key\": \"k\", "
+	    {"{\"type\": \"redis\", \"command\": \"publish\", \"key\": \"k\", "
 	     "\"maxlen\": 3}",
 	        "invalid_field", "target.maxlen"},
 	    {"{\"type\": \"redis\", \"command\": \"xadd\", \"key\": \"k\", "

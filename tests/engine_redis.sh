@@ -73,6 +73,11 @@ ok "lpush: bob's key, one item per run" "$(r1 LLEN cronvisor:bob:reports)" "$(ru
 ok "lpush: the body as given" "$(r1 LINDEX cronvisor:bob:reports 0)" '{"hello":"world"}'
 ok "lpush: the outputs are the list's lengths" "$(sql "SELECT string_agg(output, ',' ORDER BY started_at) FROM runs WHERE schedule_id = '$sl' AND status = 'succeeded'")" "$(seq -s, 1 "$(runs "$sl")")"
 ok "lpush: alice's stream untouched by bob" "$(r1 XLEN cronvisor:alice:reports)" "$n"
+st=$(sched "$B" trimmed '{"type": "redis", "command": "lpush", "key": "short", "maxlen": 2, "body": "t"}')
+wait_for 20 "SELECT count(*) >= 4 FROM runs WHERE schedule_id = '$st' AND status = 'succeeded'"
+pause "$st" "$B"
+wait_for 10 "SELECT count(*) = 0 FROM runs WHERE schedule_id = '$st' AND status = 'running'"
+ok "lpush with maxlen 2: the list keeps two of $(runs "$st")" "$(r1 LLEN cronvisor:bob:short)" 2
 
 # --- publish: a subscriber gets it ---------------------------------------------------------
 r1 SUBSCRIBE cronvisor:alice:news >"$rdir/sub.out" 2>&1 &
@@ -118,12 +123,14 @@ sw=$(j .id)
 wait_for 20 "SELECT status = 'dead' FROM schedules WHERE id = '$sw'"
 ok "WRONGTYPE: final, one attempt of four allowed" "$(runs "$sw" failed)" 1
 ok "WRONGTYPE: Redis's words" "$(sql "SELECT error LIKE 'redis: LPUSH: WRONGTYPE%' FROM runs WHERE schedule_id = '$sw'")" t
-send POST /schedules "$A" "{\"name\": \"sneaky\", \"at\": \"$(soon 500)\", \"max_retries\": 3, \"target\": {\"type\": \"redis\", \"command\": \"lpush\", \"key\": \"x\", \"url\": \"redis://localhost:$p1\"}}"
-ok "a name for the configured server: saved (the API sees the name)" "$code" 201
+# 2130706433 is 127.0.0.1 as one number: a name to the API, which saves
+# it; the runner resolves it and refuses it by address
+send POST /schedules "$A" "{\"name\": \"sneaky\", \"at\": \"$(soon 500)\", \"max_retries\": 3, \"target\": {\"type\": \"redis\", \"command\": \"lpush\", \"key\": \"x\", \"url\": \"redis://2130706433:$p1\"}}"
+ok "another spelling of the configured server: saved (the API sees a name)" "$code" 201
 sn=$(j .id)
 wait_for 20 "SELECT status = 'dead' FROM schedules WHERE id = '$sn'"
 ok "... refused at run time, not retried" "$(runs "$sn" failed)" 1
-ok "... and says so" "$(sql "SELECT error FROM runs WHERE schedule_id = '$sn'")" "refused: localhost leads to the configured Redis server (redis_url), whose keys are kept apart by owner"
+ok "... and says so" "$(sql "SELECT error FROM runs WHERE schedule_id = '$sn'")" "refused: 2130706433 leads to the configured Redis server (redis_url), whose keys are kept apart by owner"
 ok "... nothing written there" "$(r1 EXISTS x)" 0
 
 # --- a password in target.url is a viewer's ***
@@ -146,6 +153,9 @@ bad() {
 bad '{"type": "redis", "command": "lpush", "key": "k", "raw_key": true}' "raw_key: an admin's" 403 forbidden target.raw_key
 bad '{"type": "redis", "command": "lpush", "key": "k", "url": "unix:///tmp/r.sock"}' "unix socket: an admin's" 403 forbidden target.url
 bad "{\"type\": \"redis\", \"command\": \"lpush\", \"key\": \"k\", \"url\": \"redis://127.0.0.1:$p1\"}" "the configured server by URL" 400 invalid_field target.url
+for spelling in "[::1]" "[::ffff:127.0.0.1]" "0.0.0.0" "127.0.0.2" "LOCALHOST"; do
+	bad "{\"type\": \"redis\", \"command\": \"lpush\", \"key\": \"k\", \"url\": \"redis://$spelling:$p1\"}" "the configured server as $spelling" 400 invalid_field target.url
+done
 bad '{"type": "redis", "command": "lpush", "key": "k", "url": "redis://169.254.169.254:6379"}' "a denied host" 400 invalid_field target.url
 bad '{"type": "redis", "command": "lpush", "key": "k", "url": "rediss://h"}' "TLS" 400 invalid_field target.url
 bad '{"type": "redis", "command": "del", "key": "k"}' "an unknown command" 400 invalid_field target.command
@@ -154,7 +164,8 @@ bad '{"type": "redis", "key": "k"}' "no command" 400 missing_field target.comman
 bad '{"type": "redis", "command": "xadd"}' "no key" 400 missing_field target.key
 bad '{"type": "redis", "command": "xadd", "key": ""}' "an empty key" 400 invalid_field target.key
 bad "{\"type\": \"redis\", \"command\": \"xadd\", \"key\": \"$(head -c 513 /dev/zero | tr '\0' k)\"}" "a key of 513 bytes" 400 invalid_field target.key
-bad '{"type": "redis", "command": "lpush", "key": "k", "maxlen": 5}' "maxlen on lpush" 400 invalid_field target.maxlen
+bad '{"type": "redis", "command": "publish", "key": "k", "maxlen": 5}' "maxlen on publish" 400 invalid_field target.maxlen
+bad '{"type": "redis", "command": "xadd", "key": "k", "maxlen": 100001}' "maxlen past a tenant's" 400 invalid_field target.maxlen
 bad '{"type": "redis", "command": "xadd", "key": "k", "maxlen": 0}' "maxlen 0" 400 invalid_field target.maxlen
 bad '{"type": "redis", "command": "xadd", "key": "k", "maxlen": "5"}' "maxlen a string" 400 invalid_field target.maxlen
 bad '{"type": "redis", "command": "xadd", "key": "k", "db": 2}' "an unknown member" 400 unknown_field target.db

@@ -132,6 +132,8 @@ cases = [
     ("list_schedules", {"limit": "10"}, "limit: expected an integer"),
     ("list_schedules", {"status": "sleeping"}, 'status: "sleeping" is not one of the allowed values'),
     ("create_schedule", {}, "schedule: required"),
+    ("create_schedule", {"schedule": {}, "idempotency_key": "k\r\nX-Injected: yes"},
+     "idempotency_key: printable ASCII only, no spaces"),
     ("create_schedule", {"schedule": "every day"}, "schedule: expected an object"),
     ("preview_schedule", {}, "give id (a saved schedule) or schedule (a document), one of them"),
     ("list_runs", {"schedule_id": "x y"}, "schedule_id: expected a schedule id (a UUID)"),
