@@ -36,6 +36,8 @@ static const struct family {
         "Schedules that became dead (out of retries)."},
     {"cronvisor_callbacks_total", "counter",
         "Agents' reports (callbacks) by result."},
+    {"cronvisor_notifications_total", "counter",
+        "Notification deliveries by result (delivered, retried, failed)."},
     {"cronvisor_run_duration_seconds", "histogram",
         "How long runs took, by target type."},
     {"cronvisor_firing_lag_seconds", "histogram",
@@ -57,6 +59,8 @@ static const struct family {
         "Supervisors whose heartbeat is within lease_seconds."},
     {"cronvisor_events_last_seq", "gauge",
         "The seq of the last event numbered."},
+    {"cronvisor_notifications_pending", "gauge",
+        "Notifications waiting to be delivered."},
     {"cronvisor_events_unnumbered", "gauge",
         "Events written and not yet numbered (the events worker's "
         "backlog)."},

@@ -166,6 +166,9 @@ ok_error "a bad cursor" 400 invalid_query cursor
 call DELETE /notification-channels/flaky "$A"
 ok "delete: 204" "$code" 204
 ok "... its pending delivery failed with it" "$(sql "SELECT status || ':' || last_error FROM notifications WHERE channel_id = 'flaky' LIMIT 1")" "failed:the channel was deleted"
+curl -s "${CV_API_URL%/api/v1}/metrics" >"$tmp/metrics"
+ok "metrics: deliveries counted as the table says" "$(awk '$1 == "cronvisor_notifications_total{result=\"delivered\"}" { print $2 }' "$tmp/metrics")" "$(sql "SELECT count(*) FROM notifications WHERE status = 'delivered'")"
+ok "metrics: retries counted" "$(awk '$1 == "cronvisor_notifications_total{result=\"retried\"}" { print ($2 >= 1) }' "$tmp/metrics")" 1
 ok "every message once: no msg_id twice" "$(sql "SELECT count(*) = count(DISTINCT msg_id) FROM notifications")" t
 ok "no secret in any log" "$(cat "$work"/*.log | grep -c -e "$secret" -e sekrit)" 0
 

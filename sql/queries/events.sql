@@ -42,7 +42,8 @@ SELECT (SELECT min(seq) FROM events WHERE seq IS NOT NULL),
 
 -- name: events_prune
 -- The oldest numbered events, up to 10,000, as far as the last of them
--- older than $1 hours (events_retention_hours); how many went.  The
+-- older than $1 hours (events_retention_hours); how many went.  Ended
+-- notifications older than that too, 10,000 at a time.  The
 -- leader runs it every minute, and again at once while it takes that
 -- many.  By seq, not by time: a run's event is dated by its start, which
 -- may be a little ahead of its numbering.
@@ -54,7 +55,14 @@ WITH cut AS (
 gone AS (
     DELETE FROM events
     WHERE seq IS NOT NULL AND seq <= (SELECT s FROM cut)
-    RETURNING 1)
+    RETURNING 1),
+-- Notifications delivered or failed for good go after as long.
+notes AS (
+    DELETE FROM notifications
+    WHERE id IN (SELECT id FROM notifications
+                 WHERE status <> 'pending'
+                   AND created_at < now() - make_interval(hours => $1::integer)
+                 ORDER BY id LIMIT 10000))
 SELECT count(*) FROM gone;
 
 -- columns: events_note
@@ -100,13 +108,23 @@ WHERE n.status = 'pending'
 -- A delivery's outcome: $1 id, $2 'delivered' or 'retry', $3 the HTTP
 -- status (or NULL), $4 the error (or NULL).  A retry waits 10 s doubled
 -- at each attempt (at most an hour); the eighth failed attempt is final.
-UPDATE notifications
-SET status = CASE WHEN $2 = 'delivered' THEN 'delivered'
-                  WHEN attempts >= 8 THEN 'failed' ELSE 'pending' END,
-    delivered_at = CASE WHEN $2 = 'delivered' THEN now() END,
-    next_at = CASE WHEN $2 = 'delivered' THEN next_at
-                   ELSE now() + make_interval(secs =>
-                            least(3600, 10 * 2 ^ (attempts - 1))) END,
-    http_status = $3::integer,
-    last_error = $4
-WHERE id = $1::bigint;
+-- Counted for the metrics (cronvisor_notifications_total: delivered,
+-- retried, failed).
+WITH n AS (
+    UPDATE notifications
+    SET status = CASE WHEN $2 = 'delivered' THEN 'delivered'
+                      WHEN attempts >= 8 THEN 'failed' ELSE 'pending' END,
+        delivered_at = CASE WHEN $2 = 'delivered' THEN now() END,
+        next_at = CASE WHEN $2 = 'delivered' THEN next_at
+                       ELSE now() + make_interval(secs =>
+                                least(3600, 10 * 2 ^ (attempts - 1))) END,
+        http_status = $3::integer,
+        last_error = $4
+    WHERE id = $1::bigint
+    RETURNING status)
+INSERT INTO metric_counts AS m (name, labels, value)
+SELECT 'cronvisor_notifications_total',
+       format('result="%s"', CASE status WHEN 'pending' THEN 'retried'
+                                         ELSE status END), 1
+FROM n
+ON CONFLICT (name, labels) DO UPDATE SET value = m.value + 1;

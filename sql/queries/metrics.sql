@@ -52,4 +52,7 @@ UNION ALL
 SELECT 'cronvisor_events_last_seq', '', last_seq FROM events_state
 UNION ALL
 SELECT 'cronvisor_events_unnumbered', '', count(*)
-FROM events WHERE seq IS NULL;
+FROM events WHERE seq IS NULL
+UNION ALL
+SELECT 'cronvisor_notifications_pending', '', count(*)
+FROM notifications WHERE status = 'pending';
