@@ -168,14 +168,16 @@ evs_run(struct request *rq, const char *owner, int64_t after, int follow,
 			break;
 		if (n > 0)
 			quiet = clock_ms();
-		if (n == EVS_PAGE)
-			continue;
-		if (!follow || rq->stopping())
-			break;
 		int64_t now = clock_ms();
 
-		if (now - start >= EVS_MAX_S * 1000)
+		/* however busy, a stream ends after EVS_MAX_S (it resumes) */
+		if (now - start >= EVS_MAX_S * 1000 || rq->stopping())
 			break;
+		if (n == EVS_PAGE)
+			continue;
+		if (!follow)
+			break;
+
 		if (now - quiet >= EVS_KEEPALIVE_S * 1000) {
 			if (rq->emit(rq->emit_ctx, ": keep-alive\n\n", 14) ==
 			    -1)
@@ -255,11 +257,17 @@ events_stream(struct request *rq, struct response *rs, char *err, size_t errlen)
 	    : -1;
 	last = strtoll(db_rows_value(rows, 0, 1), NULL, 10);
 	db_rows_free(rows);
-	if (after > last)
+	if (after > last) {
+		/* the count of every owner's events is an admin's to know */
+		char at[40] = "";
+
+		if (rq->who.role == ROLE_ADMIN)
+			snprintf(at, sizeof(at), ", seq %lld", (long long)last);
 		return api_error(rs, 400,
 		    from != NULL ? "invalid_header" : "invalid_query",
-		    from != NULL ? from : "after",
-		    "is past the last event, seq %lld", (long long)last);
+		    from != NULL ? from : "after", "is past the last event%s",
+		    at);
+	}
 	if (after == -1)
 		after = last; /* from now on */
 	if (!evs_take(owner != NULL ? owner : "", rq->cf->api_threads, rs))
@@ -277,9 +285,10 @@ events_stream(struct request *rq, struct response *rs, char *err, size_t errlen)
 
 			(void)rq->emit(rq->emit_ctx, gap, (size_t)n);
 		}
-		if (!follow ||
-		    db_listen(rq->db, "cronvisor_sequenced", err, errlen) ==
-		        0) {
+		if (follow &&
+		    db_listen(rq->db, "cronvisor_sequenced", err, errlen) == -1)
+			rc = -1;
+		else {
 			rc = evs_run(rq, owner, after, follow, err, errlen);
 			if (follow)
 				(void)db_unlisten(

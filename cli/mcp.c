@@ -387,6 +387,10 @@ mcp_handle(json_t *msg)
 	const char *method = json_string_value(json_object_get(msg, "method"));
 	json_t *params = json_object_get(msg, "params");
 
+	if (id != NULL && !json_is_string(id) && !json_is_integer(id)) {
+		mcp_error(NULL, RPC_INVALID, "an id is a string or an integer");
+		return;
+	}
 	if (!json_is_object(msg) ||
 	    json_string_value(json_object_get(msg, "jsonrpc")) == NULL ||
 	    strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") !=
@@ -402,12 +406,17 @@ mcp_handle(json_t *msg)
 		const char *v = json_string_value(
 		    json_object_get(params, "protocolVersion"));
 
+		/* the client's revision if this server knows it, else its own
+		 */
+		if (v == NULL ||
+		    (strcmp(v, "2024-11-05") && strcmp(v, "2025-03-26") &&
+		        strcmp(v, MCP_PROTOCOL)))
+			v = MCP_PROTOCOL;
 		mcp_result(id,
 		    json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}, s:s}",
-		        "protocolVersion", v != NULL ? v : MCP_PROTOCOL,
-		        "capabilities", "tools", "listChanged", 0, "serverInfo",
-		        "name", "cronvisor", "version", CV_VERSION,
-		        "instructions",
+		        "protocolVersion", v, "capabilities", "tools",
+		        "listChanged", 0, "serverInfo", "name", "cronvisor",
+		        "version", CV_VERSION, "instructions",
 		        "Schedules of the cronvisor installation the token "
 		        "belongs to: create, list, preview, pause, resume and "
 		        "delete them, and read their runs. Times are RFC 3339, "

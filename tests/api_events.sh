@@ -271,11 +271,11 @@ ok_status "keep: created" 201
 keep=$(j .id)
 # Bob's stream has bob's few events only: nothing would fill a buffer of
 # nginx's; the admin's has keep's as well.
-curl -sN --max-time 60 -H "Authorization: Bearer $B" "$CV_API_URL/events" \
+curl -sN --max-time 240 -H "Authorization: Bearer $B" "$CV_API_URL/events" \
 	>"$tmp/live-bob.sse" 2>>"$work/curl.log" &
 lb=$!
 extra="$extra $lb"
-curl -sN --max-time 60 -H "Authorization: Bearer $ADM" "$CV_API_URL/events?follow=true" \
+curl -sN --max-time 240 -H "Authorization: Bearer $ADM" "$CV_API_URL/events?follow=true" \
 	>"$tmp/live-adm.sse" 2>>"$work/curl.log" &
 la=$!
 extra="$extra $la"
