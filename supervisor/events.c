@@ -207,7 +207,10 @@ ev_db_up(struct ev *e)
 		return 0;
 	if (clock_ms() < e->db_retry_ms)
 		return -1;
-	if ((e->db = db_open(e->cf.database_url, err, sizeof(err))) == NULL) {
+	/* The supervisor's session: indexes, nested loops, generic plans
+	 * (cronvisord_session says why). */
+	if ((e->db = db_open(e->cf.database_url, err, sizeof(err))) == NULL ||
+	    db_session(e->db, SQL_cronvisord_session, err, sizeof(err)) == -1) {
 		ev_db_down(e, err);
 		return -1;
 	}
