@@ -240,7 +240,8 @@ int notify_channels_get(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int notify_channels_delete(
     struct request *rq, struct response *rs, char *err, size_t errlen);
-int notify_list(struct request *rq, struct response *rs, char *err, size_t errlen);
+int notify_list(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
 
 /* metrics.c */
 int metrics_serve(struct request *rq, const char *addr, struct response *rs,

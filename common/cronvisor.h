@@ -352,16 +352,16 @@ int receiver_sign(const char *secret, int64_t t, const char *body, size_t len,
 /* config.c: /etc/cronvisor/cronvisor.conf and its environment overrides. */
 #define CONFIG_PATH "/etc/cronvisor/cronvisor.conf"
 struct config {
-	char *database_url;       /* libpq conninfo or URI */
-	char *redis_url;          /* redis target default server */
-	char *redis_key_prefix;   /* before an owner's keys on redis_url */
-	char *events_stream;      /* Redis stream of the events, "" = none */
+	char *database_url;     /* libpq conninfo or URI */
+	char *redis_url;        /* redis target default server */
+	char *redis_key_prefix; /* before an owner's keys on redis_url */
+	char *events_stream;    /* Redis stream of the events, "" = none */
 	int64_t events_stream_maxlen;   /* its MAXLEN ~ */
 	int64_t events_retention_hours; /* the database keeps an event */
 	char *smtp_url;                 /* e-mail notifications, "" = none */
 	char *smtp_from;                /* their sender */
 	int64_t notify_timeout_seconds; /* one delivery at most */
-	char *receiver_url;       /* where target-less schedules POST */
+	char *receiver_url;             /* where target-less schedules POST */
 	char *receiver_secret;    /* signs the receiver's events, "" = no */
 	char *agent_callback_url; /* the API as agents reach it, "" = none */
 	int64_t max_concurrent_requests; /* agent requests in flight, all */
@@ -394,15 +394,15 @@ struct config {
 	int64_t api_threads;             /* FastCGI worker threads */
 	int64_t api_max_body_bytes;      /* largest request body accepted */
 	int64_t api_io_timeout_seconds; /* one FastCGI read or write, at most */
-	char *metrics_allow;            /* hostlist.c: /metrics without a token */
-	char *metrics_token;            /* /metrics with it from anywhere */
-	char *http_allow_hosts;         /* hostlist.c: "" = any host */
-	char *http_deny_hosts;          /* hostlist.c: refused, wins */
-	int64_t http_max_redirects;     /* redirects an HTTP target follows */
-	char *run_users;                /* runuser.c: owner:user,… */
-	char *run_user_default;         /* runuser.c: other owners, "" = none */
-	int64_t owner_max_running;      /* an owner's runs in flight, 0: half */
-	int64_t owner_max_schedules;    /* an owner's schedules, 0: any */
+	char *metrics_allow;         /* hostlist.c: /metrics without a token */
+	char *metrics_token;         /* /metrics with it from anywhere */
+	char *http_allow_hosts;      /* hostlist.c: "" = any host */
+	char *http_deny_hosts;       /* hostlist.c: refused, wins */
+	int64_t http_max_redirects;  /* redirects an HTTP target follows */
+	char *run_users;             /* runuser.c: owner:user,… */
+	char *run_user_default;      /* runuser.c: other owners, "" = none */
+	int64_t owner_max_running;   /* an owner's runs in flight, 0: half */
+	int64_t owner_max_schedules; /* an owner's schedules, 0: any */
 	int64_t owner_max_triggers_per_minute; /* non-admins; 0: any */
 	int64_t max_timeout_seconds;           /* non-admins' largest timeout */
 };
@@ -423,13 +423,13 @@ int config_daemon(int argc, char **argv, void (*usage)(FILE *),
  */
 struct redisContext;
 struct redis_url {
-	int is_unix;         /* 1: path, else host and port */
-	char host[256];      /* a name or an address, without [] */
-	int port;            /* 6379 if none */
-	char path[108];      /* a unix socket's (sun_path) */
-	char user[128];      /* "" = none (AUTH PASSWORD) */
-	char password[512];  /* "" = no AUTH */
-	int db;              /* SELECT it unless 0 */
+	int is_unix;        /* 1: path, else host and port */
+	char host[256];     /* a name or an address, without [] */
+	int port;           /* 6379 if none */
+	char path[108];     /* a unix socket's (sun_path) */
+	char user[128];     /* "" = none (AUTH PASSWORD) */
+	char password[512]; /* "" = no AUTH */
+	int db;             /* SELECT it unless 0 */
 };
 int redis_url_parse(
     const char *url, struct redis_url *u, char *err, size_t errlen);
@@ -602,8 +602,8 @@ enum schedule_target {
 	SCHEDULE_TARGET_PIPELINE, /* a pipeline (docs/orchestration.md) */
 	SCHEDULE_TARGET_REDIS,    /* XADD, LPUSH or PUBLISH to Redis */
 };
-#define REDIS_KEY_MAX    512       /* bytes of a redis target's key */
-#define REDIS_MAXLEN_DEF 10000     /* entries kept without a maxlen */
+#define REDIS_KEY_MAX       512    /* bytes of a redis target's key */
+#define REDIS_MAXLEN_DEF    10000  /* entries kept without a maxlen */
 #define REDIS_MAXLEN_TENANT 100000 /* a non-admin's maxlen at most */
 enum schedule_overlap {
 	SCHEDULE_OVERLAP_SKIP,       /* record the slot as skipped */

@@ -791,7 +791,6 @@ db_fd(const struct db *db)
 	return PQsocket(db->conn);
 }
 
-
 /* Runs VERB (LISTEN or UNLISTEN) on channel, quoted.  0, or -1. */
 static int
 db_channel(struct db *db, const char *verb, const char *channel, char *err,

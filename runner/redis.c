@@ -66,30 +66,16 @@ redis_fail(struct result *res, enum result_status st, int retryable,
 static void
 redis_addr_class(const char *ip, char *out, size_t len)
 {
+	static const unsigned char mapped[12] = {
+	    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	unsigned char a6[16];
-	struct in_addr a4;
 
-	if (inet_pton(AF_INET6, ip, a6) == 1) {
-		static const unsigned char mapped[12] = {
-		    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-		static const unsigned char zero[16], one[16] = {[15] = 1};
-
-		if (memcmp(a6, one, 16) == 0 || memcmp(a6, zero, 16) == 0) {
-			snprintf(out, len, "loopback");
-			return;
-		}
-		if (memcmp(a6, mapped, 12) == 0) {
-			memcpy(&a4, a6 + 12, 4);
-			inet_ntop(AF_INET, &a4, out, (socklen_t)len);
-			ip = out;
-		}
-	}
-	if (inet_pton(AF_INET, ip, &a4) == 1 &&
-	    ((ntohl(a4.s_addr) >> 24) == 127 || a4.s_addr == 0)) {
+	if (redis_host_local(ip))
 		snprintf(out, len, "loopback");
-		return;
-	}
-	if (ip != out)
+	else if (inet_pton(AF_INET6, ip, a6) == 1 &&
+	    memcmp(a6, mapped, 12) == 0)
+		inet_ntop(AF_INET, a6 + 12, out, (socklen_t)len);
+	else
 		snprintf(out, len, "%s", ip);
 }
 
@@ -359,7 +345,8 @@ redis_target_run(void *conn, const struct run_spec *spec, struct result *res)
 		/* A list keeps its newest maxlen items, as a stream does. */
 		if (strcmp(cmd, "lpush") == 0) {
 			char stop[24];
-			const char *trim[4] = {"LTRIM", spec->redis_key, "0", stop};
+			const char *trim[4] = {
+			    "LTRIM", spec->redis_key, "0", stop};
 			redisReply *tr;
 
 			snprintf(stop, sizeof(stop), "%lld",

@@ -28,8 +28,8 @@
 #include "cronvisor.h"
 
 enum run_target {
-	RUN_TARGET_EXEC, /* run a command */
-	RUN_TARGET_HTTP, /* make one HTTP request */
+	RUN_TARGET_EXEC,  /* run a command */
+	RUN_TARGET_HTTP,  /* make one HTTP request */
 	RUN_TARGET_REDIS, /* one XADD, LPUSH or PUBLISH (redis.c) */
 };
 
@@ -70,14 +70,14 @@ struct run_spec {
 	const char *redis_command; /* REDIS: "xadd", "lpush", "publish" */
 	const char *redis_key;     /* REDIS: the key or channel, as sent */
 	int64_t redis_maxlen;      /* REDIS: XADD MAXLEN ~ */
-	int redis_checked;  /* REDIS: url is the schedule's own: host lists */
+	int redis_checked; /* REDIS: url is the schedule's own: host lists */
 	const char *redis_default; /* REDIS: redis_url, which url may not
 	                            * reach when checked; NULL: none */
-	int64_t timeout;          /* seconds the target may take, >= 1 */
-	int64_t kill_grace;       /* seconds from SIGTERM to SIGKILL, >= 0 */
-	size_t output_tail;       /* output bytes kept, <= RESULT_OUTPUT_MAX */
-	int64_t not_before_us;    /* CLOCK_REALTIME µs to start at, 0: now */
-	struct run_limits limits; /* EXEC: applied to the target only */
+	int64_t timeout;           /* seconds the target may take, >= 1 */
+	int64_t kill_grace;        /* seconds from SIGTERM to SIGKILL, >= 0 */
+	size_t output_tail;        /* output bytes kept, <= RESULT_OUTPUT_MAX */
+	int64_t not_before_us;     /* CLOCK_REALTIME µs to start at, 0: now */
+	struct run_limits limits;  /* EXEC: applied to the target only */
 };
 
 /* zygote.c: the runner helper's side (supervisor/helper.c: the other). */
@@ -125,8 +125,8 @@ int child_signals(int sfd, int *alarm_seen, int *term, int *chld);
 extern void (*child_http)(const struct run_spec *, int, struct result *);
 extern void *(*child_redis_open)(const struct run_spec *, struct result *);
 void *redis_target_open(const struct run_spec *spec, struct result *res);
-void redis_target_run(void *conn, const struct run_spec *spec,
-    struct result *res);
+void redis_target_run(
+    void *conn, const struct run_spec *spec, struct result *res);
 extern void (*child_redis_run)(
     void *conn, const struct run_spec *, struct result *);
 int child_start(const struct run_spec *spec, int sfd, struct result *res);

@@ -80,7 +80,7 @@ struct spec_buf {
 	char *url;      /* HTTP, REDIS: where to */
 	char *method;   /* HTTP: how; REDIS: the command */
 	char *key;      /* REDIS: the key as sent */
-	char *aux;      /* REDIS: redis_url, which a checked url may not reach */
+	char *aux; /* REDIS: redis_url, which a checked url may not reach */
 };
 
 enum job_state {
@@ -297,8 +297,8 @@ void events_restart(void);
 void events_stop(void);
 int events_main(int argc, char **argv, void (*usage)(FILE *));
 /* notify.c: failure notifications, delivered by the events worker. */
-int notify_round(struct db *db, const struct config *cf, char *err,
-    size_t errlen);
+int notify_round(
+    struct db *db, const struct config *cf, char *err, size_t errlen);
 
 int claim_due(struct db *db, const struct config *cf, int64_t sv_id, int limit,
     struct job **jobs, char *err, size_t errlen);

@@ -520,8 +520,8 @@ event_body(const struct sched *s, const struct job *j, int receiver)
  * NULL: out of memory.
  */
 static char *
-target_body(const struct sched *s, const struct job *j, json_t *body,
-    int receiver)
+target_body(
+    const struct sched *s, const struct job *j, json_t *body, int receiver)
 {
 	if (body && json_is_string(body))
 		return strdup(json_string_value(body));

@@ -68,8 +68,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = NULL;
 	size_t len = 0, lines = 0;
-	json_t *msg = json_loadb(
-	    (const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
+	json_t *msg =
+	    json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
 	const char *v = json_string_value(json_object_get(msg, "jsonrpc"));
 	int want = json_is_object(msg) && json_object_get(msg, "id") == NULL &&
 	        json_is_string(json_object_get(msg, "method")) && v != NULL &&
