@@ -119,6 +119,21 @@ stack_spawn() {
 	echo $! >"$_stk_pf"
 }
 
+# stack_exec_wait PIDFILE DIR NAME: waits (10 s at most) until the process
+# stack_spawn started has exec'd NAME (between fork and exec its command
+# line is still the shell's) and prints its pid; 1 if it died first.
+stack_exec_wait() {
+	_stk_w=$(head -n 1 "$1" 2>/dev/null) || return 1
+	_stk_i=0
+	while [ $_stk_i -lt 100 ]; do
+		stack_pid "$1" "$2" "$3" && return 0
+		kill -0 "$_stk_w" 2>/dev/null || return 1
+		sleep 0.1
+		_stk_i=$((_stk_i + 1))
+	done
+	return 1
+}
+
 # stack_poll SECONDS COMMAND...: runs COMMAND every 0.1 s until it
 # succeeds; 1 if it never did.
 stack_poll() {
