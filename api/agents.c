@@ -415,7 +415,8 @@ agents_update(struct request *rq, struct response *rs, char *err, size_t errlen)
 		db_rollback(rq->db);
 		return api_doc_error(rs, &e);
 	}
-	if (agent_patch(&d, rq->body, rq->body_len, &e) == -1 ||
+	if ((rq->replace ? agent_replace : agent_patch)(
+	        &d, rq->body, rq->body_len, &e) == -1 ||
 	    urls_denied(rq, &d, rs)) {
 		agent_clear(&d);
 		db_rollback(rq->db);

@@ -53,6 +53,7 @@ struct request {
 	const char *authorization; /* the Authorization header, "" if none */
 	struct principal who;      /* the caller (routes that need auth) */
 	int may;                   /* who.role >= the route's min_role */
+	int replace; /* an apply's PATCH: the body is the whole document */
 	struct db *db;             /* this thread's connection */
 	const struct config *cf;   /* the configuration in force */
 	const char *last_event_id; /* the Last-Event-ID header, or NULL */
@@ -119,6 +120,10 @@ int schedules_resume(
 int schedules_trigger(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int schedules_batch_delete(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+
+/* apply.c */
+int apply_post(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 
 int api_parse_id(const char *seg, char *out);

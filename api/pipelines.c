@@ -226,11 +226,20 @@ pipelines_update(
 	if ((base = api_slug_load(rq, rs, SQL_pipelines_load, p, "pipeline", &r,
 	         err, errlen)) == NULL)
 		return r;
-	doc = pipeline_parse(rq->body, rq->body_len, base, &e);
+	/* An apply's: the document as a whole, not merged into base. */
+	doc = pipeline_parse(
+	    rq->body, rq->body_len, rq->replace ? NULL : base, &e);
 	json_decref(base);
 	if (doc == NULL) {
 		db_rollback(rq->db);
 		return api_doc_error(rs, &e);
+	}
+	if (strcmp(json_string_value(json_object_get(doc, "pipeline_id")),
+	        a.slug) != 0) {
+		json_decref(doc);
+		db_rollback(rq->db);
+		return api_error(rs, 400, "invalid_field", "pipeline_id",
+		    "a pipeline's id cannot change");
 	}
 	if ((r = agents_missing(rq, rs, a.owner, doc, err, errlen)) != 0 ||
 	    (text = doc_text(doc)) == NULL) {

@@ -80,6 +80,7 @@ static const struct route route_table[] = {
         ROLE_EDITOR, 1, 0},
     {"GET", "/notifications", notify_list, 1, ROLE_VIEWER, 0, 0},
     {"GET", "/events", events_stream, 1, ROLE_VIEWER, 0, 0},
+    {"POST", "/apply", apply_post, 1, ROLE_EDITOR, 0, 0},
     {"GET", "/health", health_get, 0, ROLE_VIEWER, 0, 1},
     {"GET", "/openapi.json", health_openapi, 0, ROLE_VIEWER, 0, 1},
 };

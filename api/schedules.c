@@ -27,7 +27,7 @@ static const char *const limit_keys[] = {
 /* The order of the state fields the API adds to the document. */
 static const char *const state_keys[] = {"status", "current_repeat",
     "current_retry", "run_count", "error_count", "last_error", "last_run_at",
-    "next_run_at", "runs_in_flight", "created_at", "updated_at"};
+    "next_run_at", "runs_in_flight", "apply_set", "created_at", "updated_at"};
 
 /*
  * Copies the path segment seg into out (API_ID_LEN + 1 bytes) if it is a
@@ -1422,6 +1422,28 @@ terminal_patch(const struct schedule_doc *old, const struct schedule_doc *d,
 	return -1;
 }
 
+/*
+ * An apply's update: *d becomes the document json as a whole, parsed as a
+ * create's body; every field counts as restated, those it leaves out as
+ * set to null (their defaults, the configured ones included).  0, or -1
+ * with *e.
+ */
+static int
+replace_doc(struct schedule_doc *d, const char *json, size_t len,
+    struct schedule_error *e)
+{
+	const uint32_t all = (1u << SCHEDULE_F_COUNT) - 1;
+	struct schedule_doc nd;
+
+	if (schedule_parse(json, len, &nd, e) == -1)
+		return -1;
+	nd.nulled = all & ~nd.present;
+	nd.present = all;
+	schedule_clear(d);
+	*d = nd;
+	return 0;
+}
+
 /* Makes a done schedule active again, at repeat and counters unchanged. */
 static int
 revive(struct request *rq, const char *id, char *err, size_t errlen)
@@ -1477,7 +1499,9 @@ schedules_update(
 		    id);
 		goto out;
 	}
-	if (schedule_patch(&d, rq->body, rq->body_len, &e) == -1 ||
+	if ((rq->replace
+	            ? replace_doc(&d, rq->body, rq->body_len, &e)
+	            : schedule_patch(&d, rq->body, rq->body_len, &e)) == -1 ||
 	    keep_secrets(&d, &old, &e) == -1) {
 		json_decref(row);
 		db_rollback(rq->db);

@@ -56,6 +56,11 @@ api_last_error(void)
 {
 	return api_lasterr;
 }
+/* Set by a command that knows where a field is better than the API
+ * (apply: in which file): the field of an error answer, told so in buf;
+ * NULL to keep it. */
+const char *(*api_field_where)(const char *field, char *buf, size_t len);
+
 static CURL *api_easy; /* api_send()'s handle, kept for keep-alive */
 
 /* curl's write callback: appends to the api_buf; refuses past the cap. */
@@ -159,7 +164,13 @@ api_error(long status, const char *url, json_t *reply)
 	    ? " (check the token; 'cronvisorctl token create' makes one)"
 	    : "";
 
-	if (msg == NULL)
+	char where[512];
+
+	if (msg != NULL && field != NULL && field[0] != '\0' &&
+	    api_field_where != NULL &&
+	    api_field_where(field, where, sizeof(where)) != NULL)
+		api_say("%s: %s%s", where, msg, hint);
+	else if (msg == NULL)
 		api_say("%s: HTTP %ld, and not an answer of the cronvisor "
 		        "API%s",
 		    url, status, hint);

@@ -35,6 +35,7 @@ static const struct ctl_command commands[] = {
     {"pipelines", pipelines_main},
     {"data-sources", datasources_main},
     {"mcp", mcp_main},
+    {"apply", apply_main},
 };
 
 /* Prints the list of commands. */
@@ -93,6 +94,8 @@ usage(FILE *fp)
 	    "  data-sources create  register a table (admin)\n"
 	    "  data-sources delete  delete a registration (admin)\n"
 	    "  data-sources preview show what a data-source string expands to\n"
+	    "  apply -f FILE|DIR make schedules, agents and pipelines exist as\n"
+	    "                    the files say (JSON or YAML)\n"
 	    "  mcp               serve scheduling tools to an AI agent (MCP, stdio)\n"
 	    "\n" CTL_GLOBAL_USAGE "\n"
 	    "Run 'cronvisorctl COMMAND --help' for a command's options.\n",

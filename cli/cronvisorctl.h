@@ -125,6 +125,9 @@ int cmd_check_pos(const struct cmd_group *g, const struct cmd *c, char **pos,
     int npos, const char *missing);
 const char *cmd_optname(const struct option *options, int code);
 
+/* apply.c: schedules, agents and pipelines as code */
+int apply_main(int argc, char **argv);
+
 /* next.c: preview fire times */
 int next_main(int argc, char **argv);
 void next_usage(FILE *fp);
@@ -165,6 +168,8 @@ struct api_query {
 	const char *name;  /* query parameter name */
 	const char *value; /* its value, NULL: leave the parameter out */
 };
+extern const char *(*api_field_where)(
+    const char *field, char *buf, size_t len);
 int api_request(const char *method, const char *path,
     const struct api_query *query, size_t nquery, const char *body,
     struct json_t **out);

@@ -358,6 +358,30 @@ agent_parse(const char *json, size_t len, struct agent_doc *out,
 }
 
 /*
+ * The body json of a change to agent d (read from its row), loaded; NULL
+ * with *e when it is no JSON or names another agent_id.
+ */
+static json_t *
+change_load(const struct agent_doc *d, const char *json, size_t len,
+    struct schedule_error *e)
+{
+	json_t *root, *id;
+
+	if ((root = doc_load(json, len, e)) == NULL)
+		return NULL;
+	id = json_object_get(root, "agent_id");
+	if (id &&
+	    !(json_is_string(id) && d->agent_id &&
+	        strcmp(json_string_value(id), d->agent_id) == 0)) {
+		json_decref(root);
+		doc_fail(e, "invalid_field", "agent_id",
+		    "an agent's id cannot change");
+		return NULL;
+	}
+	return root;
+}
+
+/*
  * Applies a PATCH body to d (read from its row): the members it names
  * replace d's; agent_id may not change.  0, or -1 with *e (d then holds
  * some of the changes: the caller drops it).
@@ -366,21 +390,46 @@ int
 agent_patch(
     struct agent_doc *d, const char *json, size_t len, struct schedule_error *e)
 {
-	json_t *root, *id;
+	json_t *root;
 	int r;
 
-	if ((root = doc_load(json, len, e)) == NULL)
+	if ((root = change_load(d, json, len, e)) == NULL)
 		return -1;
-	id = json_object_get(root, "agent_id");
-	if (id &&
-	    !(json_is_string(id) && d->agent_id &&
-	        strcmp(json_string_value(id), d->agent_id) == 0)) {
-		json_decref(root);
-		return doc_fail(e, "invalid_field", "agent_id",
-		    "an agent's id cannot change");
-	}
 	r = decode(root, d, 1, e);
 	json_decref(root);
+	return r == 0 ? complete(d, e) : -1;
+}
+
+/*
+ * Replaces d (read from its row) with the document json as a whole, as an
+ * apply does: the members it leaves out take their defaults, but an auth
+ * of the stored type that gives no secret (or "***") keeps the stored one,
+ * as a patch does.  agent_id may not change.  0, or -1 with *e (d then
+ * holds some of the document: the caller drops it).
+ */
+int
+agent_replace(
+    struct agent_doc *d, const char *json, size_t len, struct schedule_error *e)
+{
+	struct agent_doc nd;
+	json_t *root;
+	int r;
+
+	if ((root = change_load(d, json, len, e)) == NULL)
+		return -1;
+	agent_init(&nd);
+	nd.agent_id = d->agent_id;
+	d->agent_id = NULL;
+	if (json_object_get(root, "auth") != NULL) {
+		nd.auth_type = d->auth_type;
+		nd.auth_secret = d->auth_secret;
+		nd.auth_username = d->auth_username;
+		d->auth_secret = d->auth_username = NULL;
+	}
+	agent_clear(d);
+	r = decode(root, &nd, 1, e);
+	json_decref(root);
+	*d = nd;
 	return r == 0 ? complete(d, e) : -1;
 }
 

@@ -473,6 +473,7 @@ int db_rows_count(const struct db_rows *rows);
 int db_rows_columns(const struct db_rows *rows);
 const char *db_rows_value(const struct db_rows *rows, int row, int col);
 void db_rows_free(struct db_rows *rows);
+void db_nest(struct db *db, int on);
 int db_begin(struct db *db, char *err, size_t errlen);
 int db_commit(struct db *db, char *err, size_t errlen);
 int db_rollback(struct db *db);
@@ -568,6 +569,8 @@ int agent_version_ok(const char *s);
 int agent_parse(const char *json, size_t len, struct agent_doc *out,
     struct schedule_error *e);
 int agent_patch(struct agent_doc *d, const char *json, size_t len,
+    struct schedule_error *e);
+int agent_replace(struct agent_doc *d, const char *json, size_t len,
     struct schedule_error *e);
 int agent_from_row(
     struct json_t *row, struct agent_doc *d, struct schedule_error *e);
@@ -707,6 +710,35 @@ struct schedule_error {
 	char message[CV_ERRLEN]; /* for people */
 	char field[128];         /* dotted path, "" for the whole body */
 };
+
+/* apply.c: the body of POST /apply (docs/apply.md). */
+#define APPLY_SET_MAX   100  /* characters of a set's name */
+#define APPLY_ITEMS_MAX 1000 /* documents of one kind in one apply */
+#define APPLY_HASH_LEN  64   /* hex digits of a document's SHA-256 */
+enum apply_kind {
+	APPLY_AGENT, /* in the order they are made: a pipeline needs its */
+	APPLY_PIPELINE, /* agents, a schedule its agent or pipeline */
+	APPLY_SCHEDULE,
+	APPLY_KINDS
+};
+struct apply_item {
+	struct json_t *doc;              /* as given (the request's) */
+	char *key;                       /* agent_id, pipeline_id or name */
+	char hash[APPLY_HASH_LEN + 1];   /* of its canonical text */
+};
+struct apply_req {
+	struct json_t *root;                  /* the body */
+	const char *set;                      /* in root */
+	int prune;                            /* delete the set's others */
+	int dry_run;                          /* roll it all back */
+	struct apply_item *items[APPLY_KINDS]; /* per kind, in body order */
+	size_t n[APPLY_KINDS];
+};
+const char *apply_list_name(enum apply_kind k);
+int apply_set_ok(const char *s);
+int apply_parse(const char *json, size_t len, struct apply_req *out,
+    struct schedule_error *e);
+void apply_clear(struct apply_req *r);
 #define SCHEDULE_PARAMS 30 /* columns schedule_params() fills */
 struct schedule_params {
 	const char *columns[SCHEDULE_PARAMS]; /* schedules column names */

@@ -51,6 +51,8 @@ struct db {
 	int (*wait)(void *arg, int fd, int events, int64_t timeout_ms);
 	void *wait_arg; /* its first argument */
 	int broken;     /* a statement's answer was given up: db_reset() */
+	int nested; /* db_nest(): transactions are savepoints of the caller's */
+	int depth;  /* savepoints db_begin() opened while nested */
 };
 
 /*
@@ -716,10 +718,31 @@ db_rows_free(struct db_rows *rows)
 	free(rows);
 }
 
+/*
+ * Makes the transactions that db_begin() starts from now on (on 1, until
+ * 0) savepoints inside the transaction the caller has open: their commit
+ * releases the savepoint and their rollback undoes only it, and the
+ * caller's own COMMIT or ROLLBACK decides (an apply runs the API's
+ * handlers inside one transaction so).
+ */
+void
+db_nest(struct db *db, int on)
+{
+	db->nested = on;
+	db->depth = 0;
+}
+
 /* Starts a transaction.  Returns 0, or -1 with the message in err. */
 int
 db_begin(struct db *db, char *err, size_t errlen)
 {
+	if (db->nested) {
+		if (db_exec(db, "SAVEPOINT cv_nest", 0, NULL, err, errlen) ==
+		    -1)
+			return -1;
+		db->depth++;
+		return 0;
+	}
 	return db_exec(db, "BEGIN", 0, NULL, err, errlen) == -1 ? -1 : 0;
 }
 
@@ -735,6 +758,15 @@ db_commit(struct db *db, char *err, size_t errlen)
 	PGresult *res;
 	int rolled_back;
 
+	if (db->nested) {
+		if (db->depth == 0)
+			return 0;
+		db->depth--;
+		return db_exec(db, "RELEASE SAVEPOINT cv_nest", 0, NULL, err,
+		           errlen) == -1
+		    ? -1
+		    : 0;
+	}
 	if ((res = db_run(db, "COMMIT", 0, NULL, err, errlen)) == NULL)
 		return -1;
 	rolled_back = strcmp(PQcmdStatus(res), "ROLLBACK") == 0;
@@ -761,7 +793,18 @@ db_rollback(struct db *db)
 	int rc = 0;
 
 	memcpy(state, db->sqlstate, sizeof(state));
-	if (db_ok(db) && db_exec(db, "ROLLBACK", 0, NULL, NULL, 0) == -1)
+	if (db->nested) {
+		/* Outside a savepoint of its own: the caller's to undo. */
+		if (db->depth > 0) {
+			db->depth--;
+			if (db_ok(db) &&
+			    (db_exec(db, "ROLLBACK TO SAVEPOINT cv_nest", 0,
+			         NULL, NULL, 0) == -1 ||
+			        db_exec(db, "RELEASE SAVEPOINT cv_nest", 0,
+			            NULL, NULL, 0) == -1))
+				rc = -1;
+		}
+	} else if (db_ok(db) && db_exec(db, "ROLLBACK", 0, NULL, NULL, 0) == -1)
 		rc = -1;
 	memcpy(db->sqlstate, state, sizeof(state));
 	db->kind = kind;

@@ -308,7 +308,7 @@ LANGUAGE sql STABLE AS $$
             SELECT jsonb_object_agg(d.environment, d.version)
             FROM agent_deployments d
             WHERE d.owner = a.owner AND d.agent_id = a.agent_id), '{}'),
-        'created_by', a.created_by,
+        'apply_set', a.apply_set, 'created_by', a.created_by,
         'created_at', cronvisor_time(a.created_at),
         'updated_at', cronvisor_time(a.updated_at))
 $$;
@@ -320,7 +320,7 @@ LANGUAGE sql STABLE AS $$
         'pipeline_id', p.pipeline_id, 'owner', p.owner, 'name', p.name,
         'description', p.description, 'steps', p.steps,
         'fail_fast', p.fail_fast, 'enabled', p.enabled,
-        'created_by', p.created_by, 'updated_by', p.updated_by,
+        'apply_set', p.apply_set, 'created_by', p.created_by, 'updated_by', p.updated_by,
         'created_at', cronvisor_time(p.created_at),
         'updated_at', cronvisor_time(p.updated_at))
 $$;

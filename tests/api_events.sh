@@ -297,7 +297,7 @@ ok "live: while it still streams" "$(kill -0 "$lb" 2>/dev/null && echo open)" op
 act "$bobfar" "$B" resume
 wait_until 10 live_has "$tmp/live-bob.sse" active
 ok "live: the resume reached bob's stream within 10 s" "$?" 0
-wait_until 10 live_has "$tmp/live-adm.sse" active
+wait_until 30 live_has "$tmp/live-adm.sse" active
 ok "live: and the admin's" "$?" 0
 ok "live: bob's stream, exactly the pause and the resume" "$(sed -n 's/^data: //p' "$tmp/live-bob.sse" | jq -r '[.type, .data.from, .data.status, .owner] | join(",")' | tr '\n' ' ')" \
 	"schedule.status,active,paused,bob schedule.status,paused,active,bob "

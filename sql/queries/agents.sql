@@ -36,12 +36,13 @@ FOR UPDATE;
 
 -- name: agents_update
 -- Agent $2 of owner $1 gets the columns $3.  A new health URL or interval
--- forgets the last probe and probes again at once.
+-- forgets the last probe and probes again at once; the hash of the
+-- document it was applied from is forgotten (an apply sets it after).
 UPDATE agents a
 SET (name, description, endpoint, auth_type, auth_username, auth_secret,
      timeout_ms, max_concurrent_requests, heartbeat_seconds, health_url,
      health_interval_seconds, when_unhealthy, input_schema, enabled,
-     healthy, health_error, health_next_at, updated_at) = (
+     healthy, health_error, health_next_at, updated_at, config_hash) = (
     SELECT c.name, c.description, c.endpoint, c.auth_type, c.auth_username,
            c.auth_secret, c.timeout_ms, c.max_concurrent_requests,
            c.heartbeat_seconds, c.health_url, c.health_interval_seconds,
@@ -55,7 +56,7 @@ SET (name, description, endpoint, auth_type, auth_username, auth_secret,
                   OR c.health_interval_seconds <> a.health_interval_seconds
                   OR (c.enabled AND NOT a.enabled)
                 THEN now() ELSE a.health_next_at END,
-           now()
+           now(), ''
     FROM jsonb_populate_record(NULL::agents, $3::jsonb) c)
 WHERE owner = $1 AND agent_id = $2
 RETURNING cronvisor_agent_json(a)::text;

@@ -73,7 +73,8 @@ RETURNING cronvisor_schedule_json(s)::text;
 -- name: api_schedule_update
 -- Every field of schedule $1's document, $4...$33 as in
 -- api_schedule_insert; $2 and $3 its next_run_at and next_slot_at (epoch
--- seconds with a fraction), the row's kept when NULL.
+-- seconds with a fraction), the row's kept when NULL.  The hash of the
+-- document it was applied from is forgotten (an apply sets it after).
 UPDATE schedules s
 SET name = $4, description = $5, kind = $6, interval_seconds = $7,
     anchor = $8, cron = $9, timezone = $10, at = $11, start_at = $12,
@@ -88,7 +89,7 @@ SET name = $4, description = $5, kind = $6, interval_seconds = $7,
                        ELSE to_timestamp($2::float8) END,
     next_slot_at = CASE WHEN $3::float8 IS NULL THEN next_slot_at
                         ELSE to_timestamp($3::float8) END,
-    updated_at = now()
+    config_hash = '', updated_at = now()
 WHERE id = $1
 RETURNING cronvisor_schedule_json(s)::text;
 

@@ -26,12 +26,13 @@ FROM pipelines WHERE owner = $1 AND pipeline_id = $2
 FOR UPDATE;
 
 -- name: pipelines_update
--- Pipeline $2 of owner $1 gets the document $3, changed by $4.
+-- Pipeline $2 of owner $1 gets the document $3, changed by $4; the hash
+-- of the document it was applied from is forgotten (an apply sets it).
 UPDATE pipelines
 SET name = d ->> 'name', description = d ->> 'description',
     steps = d -> 'steps', fail_fast = (d ->> 'fail_fast')::boolean,
     enabled = (d ->> 'enabled')::boolean, updated_by = $4,
-    updated_at = now()
+    updated_at = now(), config_hash = ''
 FROM (SELECT $3::jsonb AS d) x
 WHERE owner = $1 AND pipeline_id = $2
 RETURNING cronvisor_pipeline_json(pipelines)::text;

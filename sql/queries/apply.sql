@@ -1,0 +1,62 @@
+-- apply.sql: the statements of api/apply.c, POST /apply (docs/apply.md),
+-- which makes an owner's set of agents, pipelines and schedules exist as
+-- its files say.  The things are written by the API's own handlers, in
+-- the apply's transaction; these find them and mark them as the set's.
+
+-- name: apply_lock
+-- One apply of owner $1's set $2 at a time (until the transaction ends).
+SELECT pg_advisory_xact_lock(hashtextextended('cronvisor_apply:' || $1 || ':' || $2, 0));
+
+-- name: apply_agent_state
+-- Owner $1's agent $2: the set it was applied as and from what, locked.
+SELECT coalesce(apply_set, ''), config_hash
+FROM agents WHERE owner = $1 AND agent_id = $2
+FOR UPDATE;
+
+-- name: apply_pipeline_state
+SELECT coalesce(apply_set, ''), config_hash
+FROM pipelines WHERE owner = $1 AND pipeline_id = $2
+FOR UPDATE;
+
+-- name: apply_schedule_state
+-- Owner $1's schedules named $3 that are set $2's or no set's, the set's
+-- first, locked: id, set ('' none), hash.  Three at most: one of the set
+-- is the one; else one of no set is taken in; more are ambiguous.
+SELECT id, coalesce(apply_set, ''), config_hash
+FROM schedules
+WHERE owner = $1 AND name = $3 AND deleted_at IS NULL
+  AND (apply_set = $2 OR apply_set IS NULL)
+ORDER BY apply_set IS NULL, created_at, id
+LIMIT 3
+FOR UPDATE;
+
+-- name: apply_agent_mark
+-- Agent $2 of owner $1 is set $3's, as document $4 (its hash) says.
+UPDATE agents SET apply_set = $3, config_hash = $4
+WHERE owner = $1 AND agent_id = $2;
+
+-- name: apply_pipeline_mark
+UPDATE pipelines SET apply_set = $3, config_hash = $4
+WHERE owner = $1 AND pipeline_id = $2;
+
+-- name: apply_schedule_mark
+-- Schedule $1 is set $2's, as document $3 (its hash) says.
+UPDATE schedules SET apply_set = $2, config_hash = $3 WHERE id = $1;
+
+-- name: apply_agent_rest
+-- Owner $1's agents of set $2 that the apply does not name ($3).
+SELECT agent_id FROM agents
+WHERE owner = $1 AND apply_set = $2 AND agent_id <> ALL ($3::text[])
+ORDER BY agent_id;
+
+-- name: apply_pipeline_rest
+SELECT pipeline_id FROM pipelines
+WHERE owner = $1 AND apply_set = $2 AND pipeline_id <> ALL ($3::text[])
+ORDER BY pipeline_id;
+
+-- name: apply_schedule_rest
+-- Owner $1's schedules of set $2 but those of ids $3: id and name.
+SELECT id, name FROM schedules
+WHERE owner = $1 AND apply_set = $2 AND deleted_at IS NULL
+  AND id <> ALL ($3::uuid[])
+ORDER BY name, id;
