@@ -32,8 +32,6 @@ struct apply {
 	char owner_query[API_OWNER_MAX * 12 + 8]; /* "owner=..." encoded */
 	json_t *changes;                          /* what was done, in order */
 	int counts[4];                            /* per action below */
-	char **kept[APPLY_KINDS];                 /* keys (ids) the set keeps */
-	size_t nkept[APPLY_KINDS];
 	char *err;
 	size_t errlen;
 };
@@ -134,49 +132,33 @@ record(struct apply *a, enum apply_kind k, const char *key, const char *id,
 	    k == APPLY_SCHEDULE ? "name" : "id", key, "action",
 	    action_names[act]);
 
-	if (c == NULL ||
-	    (id && json_object_set_new(c, "id", json_string(id))) ||
-	    json_array_append_new(a->changes, c) == -1)
+	if (c == NULL)
 		return -1;
+	if ((id && json_object_set_new(c, "id", json_string(id)) == -1) ||
+	    json_array_append_new(a->changes, c) == -1) {
+		json_decref(c);
+		return -1;
+	}
 	a->counts[act]++;
 	return 0;
 }
 
-/* Remembers key as one the set keeps (prune spares it). */
-static int
-keep(struct apply *a, enum apply_kind k, const char *key)
-{
-	char **n = realloc(a->kept[k], (a->nkept[k] + 1) * sizeof(*a->kept[k]));
-
-	if (n == NULL)
-		return -1;
-	a->kept[k] = n;
-	if ((n[a->nkept[k]] = strdup(key)) == NULL)
-		return -1;
-	a->nkept[k]++;
-	return 0;
-}
-
-/* A PostgreSQL array literal of the kept keys of kind k; NULL on OOM. */
+/* The keys of the apply's documents of kind k, as a JSON array's text;
+ * NULL out of memory. */
 static char *
-kept_array(struct apply *a, enum apply_kind k)
+names_array(const struct apply *a, enum apply_kind k)
 {
 	json_t *arr = json_array();
-	char *text, *p;
+	char *text;
 
-	for (size_t i = 0; arr && i < a->nkept[k]; i++)
-		if (json_array_append_new(arr, json_string(a->kept[k][i])))
+	for (size_t i = 0; arr && i < a->ar->n[k]; i++)
+		if (json_array_append_new(
+		        arr, json_string(a->ar->items[k][i].key)) == -1)
 			json_decref(arr), arr = NULL;
 	if (arr == NULL)
 		return NULL;
-	/* A JSON array of strings with '{' '}' for '[' ']' is one. */
-	text = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII);
+	text = json_dumps(arr, JSON_COMPACT);
 	json_decref(arr);
-	if (text == NULL)
-		return NULL;
-	text[0] = '{';
-	if ((p = strrchr(text, ']')) != NULL)
-		*p = '}';
 	return text;
 }
 
@@ -225,21 +207,21 @@ apply_slug(struct apply *a, enum apply_kind k, size_t i)
 		    it->doc, 0, &sub);
 	} else if (db_rows_value(rows, 0, 0)[0] != '\0' &&
 	    strcmp(db_rows_value(rows, 0, 0), a->ar->set) != 0) {
-		r = api_error(a->rs, 409, "conflict",
-		    k == APPLY_AGENT ? "agent_id" : "pipeline_id",
-		    "%s \"%s\" (%s[%zu]) belongs to the apply set \"%s\": "
-		    "apply it with that set, or delete it first",
-		    kind_names[k], it->key, apply_list_name(k), i,
-		    db_rows_value(rows, 0, 0));
+		char path[64];
+
+		snprintf(path, sizeof(path), "%s[%zu].%s", apply_list_name(k),
+		    i, k == APPLY_AGENT ? "agent_id" : "pipeline_id");
+		r = api_error(a->rs, 409, "conflict", path,
+		    "%s \"%s\" belongs to the apply set \"%s\": apply it "
+		    "with that set, or delete it first",
+		    kind_names[k], it->key, db_rows_value(rows, 0, 0));
 		db_rows_free(rows);
 		return r;
 	} else if (strcmp(db_rows_value(rows, 0, 0), a->ar->set) == 0 &&
 	    strcmp(db_rows_value(rows, 0, 1), it->hash) == 0) {
 		db_rows_free(rows);
-		return keep(a, k, it->key) == -1 ||
-		        record(a, k, it->key, NULL, ACT_UNCHANGED) == -1
-		    ? -1
-		    : 1;
+		return record(a, k, it->key, NULL, ACT_UNCHANGED) == -1 ? -1
+		                                                        : 1;
 	} else {
 		act = ACT_UPDATE;
 		r = sub_call(a, update, "PATCH", seg, it->key, a->owner_query,
@@ -255,10 +237,7 @@ apply_slug(struct apply *a, enum apply_kind k, size_t i)
 	                         : SQL_apply_pipeline_mark,
 	        4, p, a->err, a->errlen) == -1)
 		return API_DB_FAILED;
-	return keep(a, k, it->key) == -1 ||
-	        record(a, k, it->key, NULL, act) == -1
-	    ? -1
-	    : 1;
+	return record(a, k, it->key, NULL, act) == -1 ? -1 : 1;
 }
 
 /* The item of a schedule, by its name in the set. */
@@ -299,6 +278,13 @@ apply_schedule(struct apply *a, size_t i)
 		    a->owner_query, it->doc, 0, &sub);
 		if ((r = sub_ok(a, r, APPLY_SCHEDULE, i, it->key, &sub)) != 1)
 			return r;
+		if (json_string_value(json_object_get(sub.body, "id")) ==
+		    NULL) {
+			json_decref(sub.body);
+			free(sub.raw);
+			return api_error(a->rs, 500, "internal", NULL,
+			    "a created schedule came back without its id");
+		}
 		snprintf(id, sizeof(id), "%s",
 		    json_string_value(json_object_get(sub.body, "id")));
 	} else {
@@ -306,9 +292,8 @@ apply_schedule(struct apply *a, size_t i)
 		if (set[0] != '\0' &&
 		    strcmp(db_rows_value(rows, 0, 2), it->hash) == 0) {
 			db_rows_free(rows);
-			return keep(a, APPLY_SCHEDULE, id) == -1 ||
-			        record(a, APPLY_SCHEDULE, it->key, id,
-			            ACT_UNCHANGED) == -1
+			return record(a, APPLY_SCHEDULE, it->key, id,
+			           ACT_UNCHANGED) == -1
 			    ? -1
 			    : 1;
 		}
@@ -327,10 +312,7 @@ apply_schedule(struct apply *a, size_t i)
 	if (db_exec(a->rq->db, SQL_apply_schedule_mark, 3, p, a->err,
 	        a->errlen) == -1)
 		return API_DB_FAILED;
-	return keep(a, APPLY_SCHEDULE, id) == -1 ||
-	        record(a, APPLY_SCHEDULE, it->key, id, act) == -1
-	    ? -1
-	    : 1;
+	return record(a, APPLY_SCHEDULE, it->key, id, act) == -1 ? -1 : 1;
 }
 
 /* Deletes the set's things of kind k that the apply does not name. */
@@ -343,7 +325,7 @@ prune(struct apply *a, enum apply_kind k)
 	    agents_delete, pipelines_delete, schedules_delete};
 	static const char *const segs[APPLY_KINDS] = {
 	    "agents", "pipelines", "schedules"};
-	char *arr = kept_array(a, k);
+	char *arr = names_array(a, k);
 	const char *p[3] = {a->owner, a->ar->set, arr};
 	struct response sub;
 	struct db_rows *rows;
@@ -396,13 +378,21 @@ apply_all(struct apply *a)
 {
 	int r = 1;
 
-	for (int k = 0; k < APPLY_KINDS && r == 1; k++)
+	/*
+	 * Agents, then pipelines (which use agents), then the schedules the
+	 * set no longer names (so that a rename fits an owner's schedule
+	 * limit), then the schedules (which use both), then the pipelines
+	 * and agents the set no longer names (nothing of the set uses them
+	 * any more).
+	 */
+	for (int k = 0; k < APPLY_SCHEDULE && r == 1; k++)
 		for (size_t i = 0; i < a->ar->n[k] && r == 1; i++)
-			r = k == APPLY_SCHEDULE
-			    ? apply_schedule(a, i)
-			    : apply_slug(a, (enum apply_kind)k, i);
-	/* Schedules first: they hold on to pipelines and agents. */
-	for (int k = APPLY_KINDS - 1; a->ar->prune && k >= 0 && r == 1; k--)
+			r = apply_slug(a, (enum apply_kind)k, i);
+	if (a->ar->prune && r == 1)
+		r = prune(a, APPLY_SCHEDULE);
+	for (size_t i = 0; i < a->ar->n[APPLY_SCHEDULE] && r == 1; i++)
+		r = apply_schedule(a, i);
+	for (int k = APPLY_SCHEDULE - 1; a->ar->prune && k >= 0 && r == 1; k--)
 		r = prune(a, (enum apply_kind)k);
 	return r;
 }
@@ -476,18 +466,15 @@ apply_post(struct request *rq, struct response *rs, char *err, size_t errlen)
 		db_rollback(rq->db);
 		goto out;
 	}
-	if (ar.dry_run)
+	/* The answer first: one that cannot be made is no committed apply. */
+	if (reply(&a) == -1) {
+		db_rollback(rq->db);
+		r = -1;
+	} else if (ar.dry_run)
 		r = db_rollback(rq->db) == -1 ? API_DB_FAILED : 0;
 	else
 		r = db_commit(rq->db, err, errlen) == -1 ? API_DB_FAILED : 0;
-	if (r == 0)
-		r = reply(&a);
 out:
-	for (int k = 0; k < APPLY_KINDS; k++) {
-		for (size_t i = 0; i < a.nkept[k]; i++)
-			free(a.kept[k][i]);
-		free(a.kept[k]);
-	}
 	json_decref(a.changes);
 	apply_clear(&ar);
 	return r;

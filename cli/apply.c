@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@ usage(FILE *fp)
 	    "  --set NAME      the set the documents make up (else the files'\n"
 	    "                  set: key)\n"
 	    "  --prune         delete the set's things the files no longer name\n"
+	    "  --prune-all     --prune, also when the files name nothing\n"
 	    "  --dry-run       print the plan; change nothing\n"
 	    "  --owner O       an admin's: apply as owner O\n"
 	    "\n" CTL_GLOBAL_USAGE,
@@ -131,19 +133,55 @@ add_path(struct apply_set *s, const char *path)
 }
 
 /*
- * Replaces every {"$env": "NAME"} under *v (path: where *v is, for the
- * message) with NAME's value.  -1 after a message naming file and path.
+ * Where {"$env": NAME} may stand: in the secrets only, whose values the
+ * API never shows (so that a document cannot have the CI runner print a
+ * variable of its environment as a name in the plan or an error).
  */
 static int
-env_subst(json_t **v, const char *file, const char *path)
+secret_path(const char *path)
+{
+	static const char *const res[] = {
+	    "^agents\\[[0-9]+\\]\\.auth\\.(token|password|secret)$",
+	    "^schedules\\[[0-9]+\\]\\.target\\.(headers|env)\\.[^.]+$", NULL};
+	static regex_t rx[2];
+	static int compiled;
+
+	for (int i = 0; !compiled && res[i]; i++)
+		if (regcomp(&rx[i], res[i], REG_EXTENDED | REG_NOSUB) != 0)
+			fatalx("regcomp %s", res[i]);
+	compiled = 1;
+	for (int i = 0; res[i]; i++)
+		if (regexec(&rx[i], path, 0, NULL, 0) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Replaces every {"$env": "NAME"} under *v (path: where *v is, for the
+ * message; depth: how deep) with NAME's value.  -1 after a message naming
+ * file and path.
+ */
+static int
+env_subst(json_t **v, const char *file, const char *path, int depth)
 {
 	char sub[512];
 	const char *k, *name, *val;
 	json_t *x;
 	size_t i;
 
+	if (depth > 64) {
+		log_warnx("%s: %s: nested deeper than 64 levels", file, path);
+		return -1;
+	}
 	if (json_is_object(*v) && json_object_size(*v) == 1 &&
 	    (x = json_object_get(*v, "$env")) != NULL) {
+		if (!secret_path(path)) {
+			log_warnx("%s: %s: $env stands only for a secret (an "
+			          "agent's auth token, password or secret, a "
+			          "target's header or environment value)",
+			    file, path);
+			return -1;
+		}
 		if (!json_is_string(x)) {
 			log_warnx("%s: %s: $env takes the name of an "
 			          "environment variable",
@@ -171,7 +209,7 @@ env_subst(json_t **v, const char *file, const char *path)
 
 			snprintf(sub, sizeof(sub), "%s%s%s", path,
 			    path[0] ? "." : "", k);
-			if (env_subst(&y, file, sub) == -1) {
+			if (env_subst(&y, file, sub, depth + 1) == -1) {
 				json_decref(y);
 				return -1;
 			}
@@ -183,7 +221,7 @@ env_subst(json_t **v, const char *file, const char *path)
 			json_t *y = json_incref(x);
 
 			snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
-			if (env_subst(&y, file, sub) == -1) {
+			if (env_subst(&y, file, sub, depth + 1) == -1) {
 				json_decref(y);
 				return -1;
 			}
@@ -254,7 +292,7 @@ take_doc(struct apply_set *s, const char *file, json_t *doc)
 			struct origin *o;
 
 			snprintf(path, sizeof(path), "%s[%zu]", lists[l], i);
-			if (env_subst(&y, file, path) == -1) {
+			if (env_subst(&y, file, path, 0) == -1) {
 				json_decref(y);
 				return -1;
 			}
@@ -355,9 +393,13 @@ show(const json_t *doc)
 		const char *name =
 		    json_string_value(json_object_get(x, "name"));
 
-		printf("%-9s %-8s %s", act,
-		    json_string_value(json_object_get(x, "kind")),
-		    name ? name : id);
+		printf("%-9s %-8s %s", act ? act : "?",
+		    json_string_value(json_object_get(x, "kind"))
+		        ? json_string_value(json_object_get(x, "kind"))
+		        : "?",
+		    name     ? name
+		        : id ? id
+		             : "?");
 		if (name && id)
 			printf(" (%s)", id);
 		putchar('\n');
@@ -375,7 +417,7 @@ show(const json_t *doc)
 	    dry ? "to delete" : "deleted");
 }
 
-enum { OPT_SET = 0x200, OPT_PRUNE, OPT_OWNER, OPT_PLAN };
+enum { OPT_SET = 0x200, OPT_PRUNE, OPT_PRUNE_ALL, OPT_OWNER, OPT_PLAN };
 
 /* Entry point of "cronvisorctl apply"; argv[0] is "apply". */
 int
@@ -385,6 +427,7 @@ apply_main(int argc, char **argv)
 	    {"file", required_argument, NULL, 'f'},
 	    {"set", required_argument, NULL, OPT_SET},
 	    {"prune", no_argument, NULL, OPT_PRUNE},
+	    {"prune-all", no_argument, NULL, OPT_PRUNE_ALL},
 	    {"owner", required_argument, NULL, OPT_OWNER},
 	    {"dry-run", no_argument, NULL, OPT_PLAN},
 	    {"help", no_argument, NULL, 'h'}, CTL_GLOBAL_OPTIONS,
@@ -406,6 +449,8 @@ apply_main(int argc, char **argv)
 			set_opt = optarg;
 		else if (c == OPT_PRUNE)
 			prune = 1;
+		else if (c == OPT_PRUNE_ALL)
+			prune = 2;
 		else if (c == OPT_OWNER)
 			owner = optarg;
 		else if (c == OPT_PLAN)
@@ -442,8 +487,14 @@ apply_main(int argc, char **argv)
 		          "files");
 		goto out;
 	}
+	if (prune == 1 && s.norigins[0] + s.norigins[1] + s.norigins[2] == 0) {
+		log_warnx("the files name nothing: --prune would delete the "
+		          "whole set %s; --prune-all means that",
+		    s.set);
+		goto out;
+	}
 	api_set(s.body, "set", json_string(s.set));
-	api_set(s.body, "prune", json_boolean(prune));
+	api_set(s.body, "prune", json_boolean(prune != 0));
 	/* --dry-run asks the API for its plan: the apply is sent, undone. */
 	api_set(s.body, "dry_run", json_boolean(ctl.dry_run));
 	ctl.dry_run = 0;

@@ -23,21 +23,27 @@
 #include "cronvisor.h"
 #include "yaml_json.h"
 
-#define YJ_DEPTH_MAX 64      /* nesting of collections */
-#define YJ_NODES_MAX 1000000 /* nodes, aliases expanded */
-#define TAG          "tag:yaml.org,2002:"
+#define YJ_DEPTH_MAX   64       /* nesting of collections */
+#define YJ_NODES_MAX   1000000  /* nodes, aliases expanded */
+#define YJ_BYTES_MAX   67108864 /* bytes of scalars, aliases expanded */
+#define YJ_ANCHORS_MAX 10000    /* anchors in one document */
+#define TAG            "tag:yaml.org,2002:"
 
 struct yj_frame {
-	json_t *node;   /* the mapping or sequence being filled */
-	char *key;      /* a mapping's key waiting for its value, or NULL */
-	char *anchor;   /* the collection's anchor, or NULL */
-	size_t weight0; /* nodes counted when it started */
+	json_t *node;  /* the mapping or sequence being filled */
+	char *key;     /* a mapping's key waiting for its value, or NULL */
+	char *anchor;  /* the collection's anchor, or NULL */
+	size_t nodes0; /* nodes counted when it started */
+	size_t bytes0; /* bytes counted when it started */
+	int height;    /* levels of collections below it */
 };
 
 struct yj_anchor {
 	char *name;
 	json_t *node;
-	size_t weight; /* nodes it expands to */
+	size_t nodes; /* nodes it expands to */
+	size_t bytes; /* bytes of scalars it expands to */
+	int height;   /* levels of collections: 0 for a scalar */
 };
 
 struct yj {
@@ -46,6 +52,7 @@ struct yj {
 	struct yj_anchor *anchors;
 	size_t nanchors;
 	size_t nodes; /* counted so far, aliases expanded */
+	size_t bytes; /* of scalars, counted so far, aliases expanded */
 	json_t *docs; /* the documents read */
 	json_t *root; /* the document being read */
 	char *err;
@@ -181,13 +188,33 @@ scalar(struct yj *y, const yaml_event_t *ev)
 	return json_stringn(v, len);
 }
 
-/* Remembers node under anchor name (taking name), weight nodes big. */
-static int
-anchor_set(struct yj *y, char *name, json_t *node, size_t weight)
+/* Forgets the anchors (a document's are its own). */
+static void
+anchors_clear(struct yj *y)
 {
-	struct yj_anchor *a =
-	    realloc(y->anchors, (y->nanchors + 1) * sizeof(*y->anchors));
+	for (size_t i = 0; i < y->nanchors; i++) {
+		free(y->anchors[i].name);
+		json_decref(y->anchors[i].node);
+	}
+	free(y->anchors);
+	y->anchors = NULL;
+	y->nanchors = 0;
+}
 
+/* Remembers node under anchor name (taking name), of the size given. */
+static int
+anchor_set(struct yj *y, char *name, json_t *node, size_t nodes, size_t bytes,
+    int height)
+{
+	struct yj_anchor *a;
+
+	if (y->nanchors == YJ_ANCHORS_MAX) {
+		free(name);
+		snprintf(
+		    y->err, y->errlen, "more than %d anchors", YJ_ANCHORS_MAX);
+		return -1;
+	}
+	a = realloc(y->anchors, (y->nanchors + 1) * sizeof(*y->anchors));
 	if (a == NULL) {
 		free(name);
 		snprintf(y->err, y->errlen, "out of memory");
@@ -196,7 +223,9 @@ anchor_set(struct yj *y, char *name, json_t *node, size_t weight)
 	y->anchors = a;
 	a[y->nanchors].name = name;
 	a[y->nanchors].node = json_incref(node);
-	a[y->nanchors].weight = weight;
+	a[y->nanchors].nodes = nodes;
+	a[y->nanchors].bytes = bytes;
+	a[y->nanchors].height = height;
 	y->nanchors++;
 	return 0;
 }
@@ -211,13 +240,23 @@ anchor_get(struct yj *y, const char *name)
 	return NULL;
 }
 
-/* Counts n more nodes; -1 past the limit. */
+/*
+ * Counts n more nodes and b more bytes, and a value height levels high in
+ * the collection being filled; -1 past a limit.
+ */
 static int
-count(struct yj *y, size_t n, const yaml_mark_t *m)
+count(struct yj *y, size_t n, size_t b, int height, const yaml_mark_t *m)
 {
 	if (n > YJ_NODES_MAX || (y->nodes += n) > YJ_NODES_MAX)
 		return yj_fail(
 		    y, m, "more than 1,000,000 nodes (aliases expanded)");
+	if (b > YJ_BYTES_MAX || (y->bytes += b) > YJ_BYTES_MAX)
+		return yj_fail(
+		    y, m, "more than 64 MiB of text (aliases expanded)");
+	if (y->depth + height > YJ_DEPTH_MAX)
+		return yj_fail(y, m, "nested deeper than 64 levels");
+	if (y->depth > 0 && y->stack[y->depth - 1].height < height)
+		y->stack[y->depth - 1].height = height;
 	return 0;
 }
 
@@ -270,6 +309,19 @@ wants_key(const struct yj *y)
 	return f && json_is_object(f->node) && f->key == NULL;
 }
 
+/* A collection's tag, if it has one of its own, must be its kind's. */
+static int
+collection_tag(struct yj *y, const yaml_event_t *ev)
+{
+	int seq = ev->type == YAML_SEQUENCE_START_EVENT;
+	const char *tag = (const char *)(seq ? ev->data.sequence_start.tag
+	                                     : ev->data.mapping_start.tag);
+
+	if (tag == NULL || strcmp(tag, seq ? TAG "seq" : TAG "map") == 0)
+		return 0;
+	return yj_fail(y, &ev->start_mark, "unsupported tag %s", tag);
+}
+
 static char *
 dup_anchor(const yaml_char_t *a)
 {
@@ -295,8 +347,11 @@ event(struct yj *y, yaml_event_t *ev)
 			return yj_fail(y, m, "out of memory");
 		y->root = NULL;
 		return 0;
+	case YAML_DOCUMENT_START_EVENT:
+		anchors_clear(y);
+		return 0;
 	case YAML_SCALAR_EVENT:
-		if (count(y, 1, m) == -1)
+		if (count(y, 1, ev->data.scalar.length, 0, m) == -1)
 			return -1;
 		if (wants_key(y)) {
 			f = &y->stack[y->depth - 1];
@@ -312,8 +367,8 @@ event(struct yj *y, yaml_event_t *ev)
 		if ((v = scalar(y, ev)) == NULL)
 			return y->err[0] ? -1 : yj_fail(y, m, "out of memory");
 		if (ev->data.scalar.anchor &&
-		    anchor_set(y, dup_anchor(ev->data.scalar.anchor), v, 1) ==
-		        -1) {
+		    anchor_set(y, dup_anchor(ev->data.scalar.anchor), v, 1,
+		        ev->data.scalar.length, 0) == -1) {
 			json_decref(v);
 			return -1;
 		}
@@ -323,7 +378,7 @@ event(struct yj *y, yaml_event_t *ev)
 		    NULL)
 			return yj_fail(y, m, "no anchor &%s before this alias",
 			    (const char *)ev->data.alias.anchor);
-		if (count(y, an->weight, m) == -1)
+		if (count(y, an->nodes, an->bytes, an->height, m) == -1)
 			return -1;
 		return place(y, json_incref(an->node), m);
 	case YAML_SEQUENCE_START_EVENT:
@@ -332,9 +387,7 @@ event(struct yj *y, yaml_event_t *ev)
 			return yj_fail(y, m,
 			    "a mapping key must be a scalar, not a "
 			    "collection");
-		if (y->depth == YJ_DEPTH_MAX)
-			return yj_fail(y, m, "nested deeper than 64 levels");
-		if (count(y, 1, m) == -1)
+		if (collection_tag(y, ev) == -1 || count(y, 1, 0, 1, m) == -1)
 			return -1;
 		f = &y->stack[y->depth];
 		memset(f, 0, sizeof(*f));
@@ -343,7 +396,8 @@ event(struct yj *y, yaml_event_t *ev)
 		f->anchor = dup_anchor(ev->type == YAML_SEQUENCE_START_EVENT
 		        ? ev->data.sequence_start.anchor
 		        : ev->data.mapping_start.anchor);
-		f->weight0 = y->nodes;
+		f->nodes0 = y->nodes;
+		f->bytes0 = y->bytes;
 		y->depth++;
 		if (f->node == NULL)
 			return yj_fail(y, m, "out of memory");
@@ -353,12 +407,15 @@ event(struct yj *y, yaml_event_t *ev)
 		f = &y->stack[--y->depth];
 		v = f->node;
 		f->node = NULL;
+		if (y->depth > 0 &&
+		    y->stack[y->depth - 1].height < f->height + 1)
+			y->stack[y->depth - 1].height = f->height + 1;
 		if (f->anchor) {
 			char *a = f->anchor;
 
 			f->anchor = NULL;
-			if (anchor_set(y, a, v, y->nodes - f->weight0 + 1) ==
-			    -1) {
+			if (anchor_set(y, a, v, y->nodes - f->nodes0 + 1,
+			        y->bytes - f->bytes0, f->height + 1) == -1) {
 				json_decref(v);
 				return -1;
 			}
@@ -411,11 +468,7 @@ yaml_to_json(const char *text, size_t len, char *err, size_t errlen)
 		free(f->key);
 		free(f->anchor);
 	}
-	for (size_t i = 0; i < y.nanchors; i++) {
-		free(y.anchors[i].name);
-		json_decref(y.anchors[i].node);
-	}
-	free(y.anchors);
+	anchors_clear(&y);
 	json_decref(y.root);
 	if (r == -1) {
 		json_decref(y.docs);

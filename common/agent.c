@@ -357,6 +357,17 @@ agent_parse(const char *json, size_t len, struct agent_doc *out,
 	return r;
 }
 
+/* The member of "auth" that holds the secret of auth type type ("token"
+ * for "bearer"); NULL for "none" or a type that is none of them. */
+const char *
+agent_secret_name(const char *type)
+{
+	for (int t = 0; type && t < 4; t++)
+		if (strcmp(type, auth_names[t]) == 0)
+			return secret_names[t];
+	return NULL;
+}
+
 /*
  * The body json of a change to agent d (read from its row), loaded; NULL
  * with *e when it is no JSON or names another agent_id.

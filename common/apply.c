@@ -97,6 +97,40 @@ at_item(struct schedule_error *e, enum apply_kind k, size_t i, json_t *doc)
 }
 
 /*
+ * Checks an agent's document as a create would, but for its secret: one
+ * left out (or "***") may be the stored agent's to keep, which the
+ * update decides.  0 with *ad, or -1 with *e.
+ */
+static int
+agent_check(json_t *doc, const char *text, struct agent_doc *ad,
+    struct schedule_error *e)
+{
+	json_t *auth = json_object_get(doc, "auth"), *copy, *v;
+	const char *member =
+	    agent_secret_name(json_string_value(json_object_get(auth, "type")));
+	char *t;
+	int r;
+
+	if (member == NULL || !json_is_object(auth) ||
+	    ((v = json_object_get(auth, member)) != NULL &&
+	        !(json_is_string(v) &&
+	            strcmp(json_string_value(v), "***") == 0)))
+		return agent_parse(text, strlen(text), ad, e);
+	/* A stand-in secret: the rest is checked as it is. */
+	if ((copy = json_deep_copy(doc)) == NULL ||
+	    json_object_set_new(json_object_get(copy, "auth"), member,
+	        json_string("stand-in")) == -1 ||
+	    (t = json_dumps(copy, JSON_COMPACT)) == NULL) {
+		json_decref(copy);
+		return doc_fail(e, "internal", NULL, "out of memory");
+	}
+	json_decref(copy);
+	r = agent_parse(t, strlen(t), ad, e);
+	free(t);
+	return r;
+}
+
+/*
  * Checks item i of list k with the document's own parser and sets its key
  * (the name it has in the set).  0, or -1 with *e.
  */
@@ -116,7 +150,7 @@ check_item(json_t *doc, enum apply_kind k, struct apply_item *it,
 		return doc_fail(e, "internal", NULL, "out of memory");
 	switch (k) {
 	case APPLY_AGENT:
-		if (agent_parse(text, strlen(text), &ad, e) == 0) {
+		if (agent_check(doc, text, &ad, e) == 0) {
 			it->key = strdup(ad.agent_id);
 			agent_clear(&ad);
 			r = 0;
@@ -179,8 +213,8 @@ read_list(json_t *root, enum apply_kind k, struct apply_req *out,
 		for (j = 0; j < i; j++)
 			if (strcmp(out->items[k][j].key, it->key) == 0) {
 				doc_fail(e, "duplicate", key_names[k],
-				    "\"%s\" is named twice in the set (also %s[%zu])",
-				    it->key, kind_lists[k], j);
+				    "\"%s\" is named twice in the set",
+				    it->key);
 				return at_item(e, k, i, doc);
 			}
 	}

@@ -570,6 +570,7 @@ int agent_parse(const char *json, size_t len, struct agent_doc *out,
     struct schedule_error *e);
 int agent_patch(struct agent_doc *d, const char *json, size_t len,
     struct schedule_error *e);
+const char *agent_secret_name(const char *type);
 int agent_replace(struct agent_doc *d, const char *json, size_t len,
     struct schedule_error *e);
 int agent_from_row(

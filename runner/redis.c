@@ -75,8 +75,8 @@ redis_addr_class(const char *ip, char *out, size_t len)
 	else if (inet_pton(AF_INET6, ip, a6) == 1 &&
 	    memcmp(a6, mapped, 12) == 0)
 		inet_ntop(AF_INET, a6 + 12, out, (socklen_t)len);
-	else
-		snprintf(out, len, "%s", ip);
+	else if (snprintf(out, len, "%s", ip) >= (int)len)
+		out[0] = '\0'; /* no address is that long */
 }
 
 /*

@@ -425,6 +425,7 @@ ok "redis: caught up after keep's pause" "$?" 0
 m=$(last_seq)
 ok "redis: more events than before the restart" "$([ "$m" -gt "$seen" ] && echo yes || echo "no: $m")" yes
 ok "redis: after the restart, every event again, 1..M, each once" "$(rids)" "$(span 1 "$m")"
+echo "api_events: Redis restarted empty after $seen events; XREAD then read 1..$m, each once"
 ok "redis: each entry's seq field is its id" "$(RJ XRANGE "$stream" - + | jq -r 'map(select(.[0] != .[1][1] + "-0")) | length')" 0
 ok "redis: a consumer resuming after its last seq gets exactly the rest" "$(RJ XREAD COUNT 100000 STREAMS "$stream" "$seen-0" | jq -r --arg s "$stream" '.[$s] | map(.[0] | sub("-0$"; "")) | join(" ")')" "$(span $((seen + 1)) "$m")"
 ok "redis: the outage logged once" "$(grep -c 'events stream: .*retrying' "$work/cvd.log")" 1

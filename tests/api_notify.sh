@@ -170,6 +170,7 @@ curl -s "${CV_API_URL%/api/v1}/metrics" >"$tmp/metrics"
 ok "metrics: deliveries counted as the table says" "$(awk '$1 == "cronvisor_notifications_total{result=\"delivered\"}" { print $2 }' "$tmp/metrics")" "$(sql "SELECT count(*) FROM notifications WHERE status = 'delivered'")"
 ok "metrics: retries counted" "$(awk '$1 == "cronvisor_notifications_total{result=\"retried\"}" { print ($2 >= 1) }' "$tmp/metrics")" 1
 ok "every message once: no msg_id twice" "$(sql "SELECT count(*) = count(DISTINCT msg_id) FROM notifications")" t
+echo "api_notify: notifications by kind and status: $(sql "SELECT string_agg(kind || ' ' || status || ' ' || n, ', ' ORDER BY kind, status) FROM (SELECT kind, status, count(*) AS n FROM notifications GROUP BY 1, 2) t")"
 ok "no secret in any log" "$(cat "$work"/*.log | grep -c -e "$secret" -e sekrit)" 0
 
 api_finish

@@ -155,6 +155,20 @@ WRITER_TOKEN=tok-two cv "$A" -f "$d"
 ok "a new secret in \$env updates the agent" "$(grep '^update' "$tmp/out" | awk '{print $3}'):$(sql "SELECT auth_secret FROM agents WHERE agent_id = 'writer'")" \
 	"writer:tok-two"
 ok "no secret in the output" "$(cat "$tmp/out" "$tmp/err" | grep -c tok-)" 0
+sed 's/auth: {type: bearer, token: {\$env: WRITER_TOKEN}}/auth: {type: bearer}/' "$d/10-agents.yaml" >"$tmp/nosecret.yaml"
+cv "$A" -f "$tmp/nosecret.yaml" -f "$d/20-schedules.yaml" -f "$d/30-more.json"
+ok "a file without the secret: the agent keeps the stored one" \
+	"$rc $(grep '^update' "$tmp/out" | awk '{print $3}'):$(sql "SELECT auth_secret FROM agents WHERE agent_id = 'writer'")" "0 writer:tok-two"
+printf 'set: reports\nagents:\n  - {agent_id: fresh, name: F, endpoint: "http://127.0.0.1:9/", auth: {type: bearer}}\n' >"$tmp/fresh.yaml"
+cv "$A" -f "$tmp/fresh.yaml" -f "$d/20-schedules.yaml"
+ok "a new agent without its secret: refused at its field" "$rc $(grep -c "fresh.yaml: agents\[0\].auth.token" "$tmp/err")" "1 1"
+printf 'set: reports\nschedules:\n  - {name: leak, description: {$env: CRONVISOR_TOKEN}, interval_seconds: 60}\n' >"$tmp/leak.yaml"
+cv "$A" -f "$tmp/leak.yaml"
+ok "\$env outside a secret: refused, the value never sent or shown" \
+	"$rc $(grep -c 'leak.yaml: schedules\[0\].description: \$env stands only for a secret' "$tmp/err"):$(cat "$tmp/out" "$tmp/err" | grep -c -- "$A")" "1 1:0"
+printf 'set: reports\nschedules:\n  - {name: hdr, interval_seconds: 3600, target: {type: http, url: "%s", headers: {X-Key: {$env: WRITER_TOKEN}}}}\n' "$CV_STATIC_URL" >"$tmp/hdr.yaml"
+cv "$A" -f "$tmp/hdr.yaml" --dry-run
+ok "\$env in a header value: taken" "$rc $(grep -c '^create    schedule hdr' "$tmp/out")" "0 1"
 
 # --- prune --------------------------------------------------------------------
 export WRITER_TOKEN=tok-two
@@ -179,8 +193,10 @@ ok "--prune spares bob's set, alice's other set and hand-made ones" \
 # prune of everything but the agent: the pipeline goes, then the agent
 printf 'set: reports\n' >"$tmp/empty.yaml"
 cv "$A" -f "$tmp/empty.yaml" --prune --dry-run
-ok "an empty set with --prune plans to delete all of it" "$(grep '^delete' "$tmp/out" | awk '{print $2}' | sort | tr '\n' ' ')" \
-	"agent pipeline schedule schedule "
+ok "files that name nothing: --prune refuses" "$rc $(grep -c -- '--prune would delete the whole set reports; --prune-all means that' "$tmp/err")" "1 1"
+cv "$A" -f "$tmp/empty.yaml" --prune-all --dry-run
+ok "an empty set with --prune-all plans to delete all of it, schedules first" "$(grep '^delete' "$tmp/out" | awk '{print $2}' | tr '\n' ' ')" \
+	"schedule schedule pipeline agent "
 mv "$tmp/30-more.json" "$d/30-more.json"
 
 # --- bad files change nothing, and say where -----------------------------------
@@ -262,7 +278,7 @@ ok "nothing changed by the refusals" "$(state)" "$s2"
 # an agent of another set is not taken over
 printf 'set: other\nagents:\n  - {agent_id: writer, name: W, endpoint: "http://127.0.0.1:9/run"}\n' >"$tmp/steal.yaml"
 cv "$A" -f "$tmp/steal.yaml"
-bad "an agent of another set" "belongs to the apply set \"reports\""
+bad "an agent of another set" "$tmp/steal.yaml: agents[0].agent_id: agent \"writer\" belongs to the apply set \"reports\""
 # an admin applies for alice
 cv "$CV_TOKEN_ADMIN" -f "$tmp/other.yaml" --owner alice
 ok "an admin applies alice's set with --owner" "$rc $(tail -n 1 "$tmp/out")" \
