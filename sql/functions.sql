@@ -52,7 +52,7 @@ LANGUAGE sql STABLE AS $$
     SELECT (to_jsonb(s) - ARRAY['id8', 'next_slot_at', 'slot_seq', 'running',
                                 'retry_pending', 'config_hash',
                                 'deleted_at', 'idempotency_key',
-                                'idempotency_hash'])
+                                'idempotency_hash', 'doc_text', 'doc_masked'])
         || jsonb_build_object(
                'at', cronvisor_time(s.at),
                'start_at', cronvisor_time(s.start_at),
@@ -61,6 +61,19 @@ LANGUAGE sql STABLE AS $$
                'created_at', cronvisor_time(s.created_at),
                'updated_at', cronvisor_time(s.updated_at),
                'runs_in_flight', s.running)
+$$;
+
+-- A document column written without doc_text (021_schedule_doc.sql):
+-- the kept document is stale, forgotten.
+CREATE OR REPLACE FUNCTION cronvisor_schedule_doc_stale() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.doc_text IS NOT DISTINCT FROM OLD.doc_text THEN
+        NEW.doc_text := NULL;
+        NEW.doc_masked := NULL;
+    END IF;
+    RETURN NEW;
+END
 $$;
 
 -- A runs row as the API returns it (docs/schedules.md, "Runs");
