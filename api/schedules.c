@@ -648,7 +648,8 @@ db_failed(struct request *rq)
 
 /*
  * Keeps the document of o (a schedule as schedule_out() shows it) with
- * its row, plain and masked, for the lists to read (api_schedule_doc).
+ * its row, plain and masked (the masked one only when it differs), for
+ * the lists to read (api_schedule_doc).
  * 0, API_DB_FAILED, or -1 out of memory.
  */
 static int
@@ -672,7 +673,7 @@ keep_doc(struct request *rq, const json_t *o, char *err, size_t errlen)
 		goto out;
 	p[0] = json_string_value(json_object_get(o, "id"));
 	p[1] = plain;
-	p[2] = masked;
+	p[2] = strcmp(masked, plain) == 0 ? NULL : masked;
 	r = db_exec(rq->db, SQL_api_schedule_doc, 3, p, err, errlen) == -1
 	    ? API_DB_FAILED
 	    : 0;

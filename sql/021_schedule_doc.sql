@@ -1,8 +1,9 @@
 -- A schedule's document as the API shows it, kept with the row so that a
 -- list is read, not built (GET /schedules, issue 22): doc_text is the
 -- document's JSON object as common/schedule.c writes it, doc_masked the
--- same with the target's secrets masked (for viewers).  The API writes
--- both in the transaction of every change it makes.  A write of any
+-- same with the target's secrets masked (for viewers), NULL when that is
+-- doc_text (no secrets: most schedules).  The API writes both in the
+-- transaction of every change it makes.  A write of any
 -- document column without them (by hand, or code that does not know of
 -- them) makes them NULL, and the API builds that row's document as before.
 ALTER TABLE schedules ADD COLUMN doc_text text;

@@ -117,11 +117,12 @@ FROM (SELECT 1 FROM schedules
 -- The row's kept document ($9: masked) and state, as enum
 -- api_schedule_page_col says; its whole JSON only when it has none (a
 -- subquery: a whole-row reference to s would build every row's tuple).
-SELECT CASE WHEN doc_text IS NULL OR doc_masked IS NULL
+SELECT CASE WHEN doc_text IS NULL
             THEN (SELECT cronvisor_schedule_json(x)::text
                   FROM schedules x WHERE x.id = s.id) END,
        (extract(epoch FROM created_at) * 1000000)::bigint, id,
-       CASE WHEN $9::boolean THEN doc_masked ELSE doc_text END,
+       CASE WHEN $9::boolean THEN coalesce(doc_masked, doc_text)
+            ELSE doc_text END,
        owner, status, current_repeat, current_retry, run_count, error_count,
        last_error, (extract(epoch FROM last_run_at) * 1000000)::bigint,
        (extract(epoch FROM next_run_at) * 1000000)::bigint, running,
@@ -141,8 +142,8 @@ ORDER BY created_at, id
 LIMIT $8;
 
 -- name: api_schedule_doc
--- Schedule $1's document as the API shows it, $2 plain and $3 masked,
--- kept for its lists (021_schedule_doc.sql).
+-- Schedule $1's document as the API shows it, $2 plain and $3 masked
+-- (NULL: as plain), kept for its lists (021_schedule_doc.sql).
 UPDATE schedules SET doc_text = $2, doc_masked = $3 WHERE id = $1;
 
 -- name: api_schedule_revive
