@@ -53,8 +53,8 @@ struct request {
 	const char *authorization; /* the Authorization header, "" if none */
 	struct principal who;      /* the caller (routes that need auth) */
 	int may;                   /* who.role >= the route's min_role */
-	int replace; /* an apply's PATCH: the body is the whole document */
-	struct db *db;             /* this thread's connection */
+	int replace;   /* an apply's PATCH: the body is the whole document */
+	struct db *db; /* this thread's connection */
 	const struct config *cf;   /* the configuration in force */
 	const char *last_event_id; /* the Last-Event-ID header, or NULL */
 	/* Writes len bytes to the client at once (a stream's handler, which

@@ -687,10 +687,11 @@ out:
 /*
  * Answers with row_text and commits: the answer is made first, so that a
  * write whose answer cannot be made is rolled back, never committed
- * behind a 500.  The commit's failure is the server's.
+ * behind a 500.  doc: the write changed the document, which the row then
+ * keeps anew (keep_doc()).  The commit's failure is the server's.
  */
 static int
-commit_reply(struct request *rq, struct response *rs, int status,
+commit_reply(struct request *rq, struct response *rs, int status, int doc,
     const char *row_text, char *err, size_t errlen)
 {
 	json_t *o = schedule_out(row_text);
@@ -700,7 +701,7 @@ commit_reply(struct request *rq, struct response *rs, int status,
 		db_rollback(rq->db);
 		return -1;
 	}
-	if ((r = keep_doc(rq, o, err, errlen)) != 0) {
+	if (doc && (r = keep_doc(rq, o, err, errlen)) != 0) {
 		json_decref(o);
 		db_rollback(rq->db);
 		return r;
@@ -1143,7 +1144,8 @@ schedules_create(
 	if (enable == -1 &&
 	    (r = created_paused(rq, rs, &rows, err, errlen)) != 0)
 		return r;
-	r = commit_reply(rq, rs, 201, db_rows_value(rows, 0, 0), err, errlen);
+	r = commit_reply(
+	    rq, rs, 201, 1, db_rows_value(rows, 0, 0), err, errlen);
 	db_rows_free(rows);
 	return r;
 }
@@ -1780,7 +1782,7 @@ schedules_update(
 		r = r == 1 ? 0 : r;
 		goto out;
 	}
-	r = commit_reply(rq, rs, 200, db_rows_value(out, 0, 0), err, errlen);
+	r = commit_reply(rq, rs, 200, 1, db_rows_value(out, 0, 0), err, errlen);
 	db_rows_free(out);
 out:
 	db_rows_free(rows);
@@ -1879,7 +1881,8 @@ transition(struct request *rq, struct response *rs, int resume, char *err,
 	db_rows_free(rows);
 	if (out == NULL)
 		return db_failed(rq);
-	r = commit_reply(rq, rs, 200, db_rows_value(out, 0, 0), err, errlen);
+	/* a pause or resume: state, not the document */
+	r = commit_reply(rq, rs, 200, 0, db_rows_value(out, 0, 0), err, errlen);
 	db_rows_free(out);
 	return r;
 rollback:

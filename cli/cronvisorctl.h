@@ -168,8 +168,7 @@ struct api_query {
 	const char *name;  /* query parameter name */
 	const char *value; /* its value, NULL: leave the parameter out */
 };
-extern const char *(*api_field_where)(
-    const char *field, char *buf, size_t len);
+extern const char *(*api_field_where)(const char *field, char *buf, size_t len);
 int api_request(const char *method, const char *path,
     const struct api_query *query, size_t nquery, const char *body,
     struct json_t **out);

@@ -717,21 +717,21 @@ struct schedule_error {
 #define APPLY_ITEMS_MAX 1000 /* documents of one kind in one apply */
 #define APPLY_HASH_LEN  64   /* hex digits of a document's SHA-256 */
 enum apply_kind {
-	APPLY_AGENT, /* in the order they are made: a pipeline needs its */
+	APPLY_AGENT,    /* in the order they are made: a pipeline needs its */
 	APPLY_PIPELINE, /* agents, a schedule its agent or pipeline */
 	APPLY_SCHEDULE,
 	APPLY_KINDS
 };
 struct apply_item {
-	struct json_t *doc;              /* as given (the request's) */
-	char *key;                       /* agent_id, pipeline_id or name */
-	char hash[APPLY_HASH_LEN + 1];   /* of its canonical text */
+	struct json_t *doc;            /* as given (the request's) */
+	char *key;                     /* agent_id, pipeline_id or name */
+	char hash[APPLY_HASH_LEN + 1]; /* of its canonical text */
 };
 struct apply_req {
-	struct json_t *root;                  /* the body */
-	const char *set;                      /* in root */
-	int prune;                            /* delete the set's others */
-	int dry_run;                          /* roll it all back */
+	struct json_t *root;                   /* the body */
+	const char *set;                       /* in root */
+	int prune;                             /* delete the set's others */
+	int dry_run;                           /* roll it all back */
 	struct apply_item *items[APPLY_KINDS]; /* per kind, in body order */
 	size_t n[APPLY_KINDS];
 };
