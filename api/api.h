@@ -20,13 +20,14 @@ struct json_t;
 struct db;
 struct db_rows;
 
-#define API_PREFIX      "/api/v1" /* every route lives under it */
-#define API_MAX_SEGS    6         /* path segments after the prefix */
-#define API_OWNER_MAX   200       /* characters of an owner name */
-#define API_LIST_MAX    500       /* largest ?limit= of a list */
-#define API_LIST_DEF    100       /* ?limit= when none is given */
-#define API_PREVIEW_MAX 100       /* largest ?preview= */
-#define API_ID_LEN      36        /* a schedule id: a UUID in text */
+#define API_PREFIX        "/api/v1" /* every route lives under it */
+#define API_MAX_SEGS      6         /* path segments after the prefix */
+#define API_OWNER_MAX     200       /* characters of an owner name */
+#define API_LIST_MAX      500       /* largest ?limit= of a list */
+#define API_LIST_DEF      100       /* ?limit= when none is given */
+#define API_PREVIEW_MAX   100       /* largest ?preview= */
+#define API_PREVIEW_FIRES 5         /* POST /schedules/preview's fire times */
+#define API_ID_LEN        36        /* a schedule id: a UUID in text */
 
 enum role {
 	ROLE_VIEWER, /* reads its owner's schedules and runs */
@@ -248,6 +249,10 @@ int notify_channels_delete(
 int notify_list(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 
+/* overview.c */
+int overview_get(
+    struct request *rq, struct response *rs, char *err, size_t errlen);
+
 /* metrics.c */
 int metrics_serve(struct request *rq, const char *addr, struct response *rs,
     char *err, size_t errlen);
@@ -288,6 +293,8 @@ int api_db_lost(struct db *db);
 #define AUTH_TOKEN_MAX 200 /* characters of a bearer token */
 int auth_bearer(const char *authorization, char *token, size_t len);
 int auth_role_parse(const char *name, enum role *out);
+const char *auth_role_name(enum role role);
+int auth_me(struct request *rq, struct response *rs, char *err, size_t errlen);
 
 /* route.c: the route table and its two halves, match and serve. */
 struct route {

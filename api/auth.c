@@ -10,6 +10,8 @@
 #include <strings.h>
 #include <stdlib.h>
 
+#include <jansson.h>
+
 #include "api.h"
 
 #define AUTH_SCHEME "bearer" /* the only scheme, matched in any case */
@@ -43,6 +45,37 @@ auth_bearer(const char *h, char *token, size_t len)
 	memcpy(token, h, t);
 	token[t] = '\0';
 	return 1;
+}
+
+/* The name of a role. */
+const char *
+auth_role_name(enum role role)
+{
+	switch (role) {
+	case ROLE_VIEWER:
+		return "viewer";
+	case ROLE_EDITOR:
+		return "editor";
+	case ROLE_ADMIN:
+		return "admin";
+	}
+	return "unknown";
+}
+
+/*
+ * GET /me: who the token is, for a client that shows only what its role
+ * may do (the console, issue 22).
+ */
+int
+auth_me(struct request *rq, struct response *rs, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	if (query_check(rq->query, (const char *const[]){NULL}, rs) == -1)
+		return 0;
+	return api_json(rs, 200,
+	    json_pack("{s:s, s:s}", "owner", rq->who.owner, "role",
+	        auth_role_name(rq->who.role)));
 }
 
 /* Parses "viewer", "editor" or "admin"; returns 0, or -1. */

@@ -520,7 +520,7 @@ datasources_refused(struct request *rq, struct response *rs, json_t *target,
  */
 static int
 schedule_preview(struct request *rq, struct response *rs, json_t *target,
-    int64_t fire_ms, char *err, size_t errlen)
+    int64_t fire_ms, json_t *fires, char *err, size_t errlen)
 {
 	json_t *params = json_object_get(target, "params"), *out = NULL;
 	const char *key;
@@ -529,22 +529,31 @@ schedule_preview(struct request *rq, struct response *rs, json_t *target,
 
 	if (fire_ms >= 0)
 		timefmt_utc_ms(fire_ms, at, sizeof(at));
-	if (source_param(params, rs, &key) == -1)
+	if (source_param(params, rs, &key) == -1) {
+		json_decref(fires);
 		return 0;
+	}
 	if (key == NULL)
-		return api_json(rs, 200,
-		    json_pack("{s:n, s:i, s:s?}", "param", "jobs", 1,
-		        "first_fire", at[0] ? at : NULL));
-	snprintf(field, sizeof(field), "target.params.%s", key);
-	if ((r = preview_of(rq, rs,
-	         json_string_value(json_object_get(params, key)), field, NULL,
-	         fire_ms, &out, err, errlen)) != 0 ||
-	    out == NULL)
-		return r;
-	json_object_set_new(out, "param", json_string(key));
-	json_object_set_new(
-	    out, "first_fire", at[0] ? json_string(at) : json_null());
-	return api_json(rs, 200, out);
+		out = json_pack("{s:n, s:i, s:s?}", "param", "jobs", 1,
+		    "first_fire", at[0] ? at : NULL);
+	else {
+		snprintf(field, sizeof(field), "target.params.%s", key);
+		if ((r = preview_of(rq, rs,
+		         json_string_value(json_object_get(params, key)), field,
+		         NULL, fire_ms, &out, err, errlen)) != 0 ||
+		    out == NULL) {
+			json_decref(fires);
+			return r;
+		}
+		json_object_set_new(out, "param", json_string(key));
+		json_object_set_new(
+		    out, "first_fire", at[0] ? json_string(at) : json_null());
+	}
+	if (out != NULL && fires != NULL)
+		json_object_set_new(out, "next_fire_times", fires);
+	else
+		json_decref(fires);
+	return out ? api_json(rs, 200, out) : -1;
 }
 
 /* POST /schedules/preview: a schedule document, not saved. */
@@ -568,7 +577,9 @@ schedules_preview(
 	if (schedule_timing(&d, &tm, why, sizeof(why)) == 0 &&
 	    schedule_first_slot(&d, (int64_t)time(NULL), &sl) == 1)
 		fire = slot_ms(&tm, sl.at);
-	r = schedule_preview(rq, rs, d.target, fire, err, errlen);
+	r = schedule_preview(rq, rs, d.target, fire,
+	    schedule_fire_times(&d, (int64_t)time(NULL), API_PREVIEW_FIRES),
+	    err, errlen);
 	schedule_clear(&d);
 	return r;
 }
@@ -606,7 +617,7 @@ schedules_preview_saved(
 	    db_rows_value(rows, 0, 1)
 	        ? strtoll(db_rows_value(rows, 0, 1), NULL, 10)
 	        : -1,
-	    err, errlen);
+	    NULL, err, errlen);
 	json_decref(target);
 	db_rows_free(rows);
 	return r;

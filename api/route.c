@@ -80,26 +80,13 @@ static const struct route route_table[] = {
         ROLE_EDITOR, 1, 0},
     {"GET", "/notifications", notify_list, 1, ROLE_VIEWER, 0, 0},
     {"GET", "/events", events_stream, 1, ROLE_VIEWER, 0, 0},
+    {"GET", "/overview", overview_get, 1, ROLE_VIEWER, 0, 0},
     {"POST", "/apply", apply_post, 1, ROLE_EDITOR, 0, 0},
+    {"GET", "/me", auth_me, 1, ROLE_VIEWER, 0, 0},
     {"GET", "/health", health_get, 0, ROLE_VIEWER, 0, 1},
     {"GET", "/openapi.json", health_openapi, 0, ROLE_VIEWER, 0, 1},
 };
 #define ROUTE_COUNT (sizeof(route_table) / sizeof(route_table[0]))
-
-/* The name of a role, for messages. */
-static const char *
-route_role_name(enum role role)
-{
-	switch (role) {
-	case ROLE_VIEWER:
-		return "viewer";
-	case ROLE_EDITOR:
-		return "editor";
-	case ROLE_ADMIN:
-		return "admin";
-	}
-	return "unknown";
-}
 
 /*
  * Whether pattern matches the path segments; returns the number of literal
@@ -208,7 +195,7 @@ route_serve(const struct route *r, struct request *rq,
 		if (!rq->may && !r->hide)
 			return api_error(rs, 403, "forbidden", NULL,
 			    "a token of role %s may not do this",
-			    route_role_name(rq->who.role));
+			    auth_role_name(rq->who.role));
 	}
 	return r->handler(rq, rs, err, errlen);
 }

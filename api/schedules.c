@@ -1253,25 +1253,12 @@ api_page(struct response *rs, struct db_rows *rows, int64_t limit,
 	return o ? api_json(rs, 200, o) : -1;
 }
 
-/* The columns of api_schedule_list. */
-enum api_schedule_page_col {
-	PAGE_ROW,    /* the whole row's JSON, when it has no kept document */
-	PAGE_CURSOR, /* created_at in µs */
-	PAGE_ID,     /* the id */
-	PAGE_DOC,    /* the kept document, masked for a viewer */
-	PAGE_OWNER,  /* then the state, as state_keys[] names it */
-	PAGE_STATUS,
-	PAGE_REPEAT,
-	PAGE_RETRY,
-	PAGE_RUNS,
-	PAGE_ERRORS,
-	PAGE_LAST_ERROR,
-	PAGE_LAST_RUN, /* µs since the epoch, or NULL */
-	PAGE_NEXT_RUN,
-	PAGE_RUNNING,
-	PAGE_APPLY_SET,
-	PAGE_UPDATED,
-};
+/*
+ * The rows of GET /schedules are {{api_listed}} (enum
+ * api_listed_col of sql/queries/api.sql), then the sort key of the
+ * statement's order, for the next cursor.
+ */
+#define ITEM_KEY API_LISTED_COL_COUNT
 
 /* Writes the string s as JSON (null for NULL); -1 out of memory. */
 static int
@@ -1333,14 +1320,15 @@ put_time(FILE *fp, const char *us_text)
 static int
 put_item(FILE *fp, const struct db_rows *rows, int i, int masked)
 {
-	const char *doc = db_rows_value(rows, i, PAGE_DOC);
+	const char *doc = db_rows_value(rows, i, API_LISTED_COL_DOC);
 	json_t *o;
 	char *text;
 	int r;
 
-	if (db_rows_value(rows, i, PAGE_ROW) != NULL || doc == NULL) {
+	if (db_rows_value(rows, i, API_LISTED_COL_ROW) != NULL || doc == NULL) {
 		if ((o = schedule_out_as(
-		         db_rows_value(rows, i, PAGE_ROW), masked)) == NULL)
+		         db_rows_value(rows, i, API_LISTED_COL_ROW), masked)) ==
+		    NULL)
 			return -1;
 		text = json_dumps(o, JSON_COMPACT);
 		json_decref(o);
@@ -1350,9 +1338,9 @@ put_item(FILE *fp, const struct db_rows *rows, int i, int masked)
 		free(text);
 		return r;
 	}
-	fprintf(
-	    fp, "{\"id\":\"%s\",\"owner\":", db_rows_value(rows, i, PAGE_ID));
-	if (put_string(fp, db_rows_value(rows, i, PAGE_OWNER)) == -1)
+	fprintf(fp, "{\"id\":\"%s\",\"owner\":",
+	    db_rows_value(rows, i, API_LISTED_COL_ID));
+	if (put_string(fp, db_rows_value(rows, i, API_LISTED_COL_OWNER)) == -1)
 		return -1;
 	/* the document's members, then the state */
 	fprintf(fp,
@@ -1360,35 +1348,88 @@ put_item(FILE *fp, const struct db_rows *rows, int i, int masked)
 	    "\"current_retry\":%s,\"run_count\":%s,\"error_count\":%s,"
 	    "\"last_error\":",
 	    (int)strlen(doc + 1) - 1, doc + 1,
-	    db_rows_value(rows, i, PAGE_STATUS),
-	    db_rows_value(rows, i, PAGE_REPEAT),
-	    db_rows_value(rows, i, PAGE_RETRY),
-	    db_rows_value(rows, i, PAGE_RUNS),
-	    db_rows_value(rows, i, PAGE_ERRORS));
-	if (put_string(fp, db_rows_value(rows, i, PAGE_LAST_ERROR)) == -1)
+	    db_rows_value(rows, i, API_LISTED_COL_STATUS),
+	    db_rows_value(rows, i, API_LISTED_COL_REPEAT),
+	    db_rows_value(rows, i, API_LISTED_COL_RETRY),
+	    db_rows_value(rows, i, API_LISTED_COL_RUNS),
+	    db_rows_value(rows, i, API_LISTED_COL_ERRORS));
+	if (put_string(fp, db_rows_value(rows, i, API_LISTED_COL_LAST_ERROR)) ==
+	    -1)
 		return -1;
 	fputs(",\"last_run_at\":", fp);
-	put_time(fp, db_rows_value(rows, i, PAGE_LAST_RUN));
+	put_time(fp, db_rows_value(rows, i, API_LISTED_COL_LAST_RUN));
 	fputs(",\"next_run_at\":", fp);
-	put_time(fp, db_rows_value(rows, i, PAGE_NEXT_RUN));
+	put_time(fp, db_rows_value(rows, i, API_LISTED_COL_NEXT_RUN));
 	fprintf(fp, ",\"runs_in_flight\":%s,\"apply_set\":",
-	    db_rows_value(rows, i, PAGE_RUNNING));
-	if (put_string(fp, db_rows_value(rows, i, PAGE_APPLY_SET)) == -1)
+	    db_rows_value(rows, i, API_LISTED_COL_RUNNING));
+	if (put_string(fp, db_rows_value(rows, i, API_LISTED_COL_APPLY_SET)) ==
+	    -1)
 		return -1;
 	fputs(",\"created_at\":", fp);
-	put_time(fp, db_rows_value(rows, i, PAGE_CURSOR));
+	put_time(fp, db_rows_value(rows, i, API_LISTED_COL_CREATED));
 	fputs(",\"updated_at\":", fp);
-	put_time(fp, db_rows_value(rows, i, PAGE_UPDATED));
+	put_time(fp, db_rows_value(rows, i, API_LISTED_COL_UPDATED));
 	return fputc('}', fp) == EOF ? -1 : 0;
 }
 
 /*
- * A page of GET /schedules from rows (limit + 1 of them at most: the last
- * says there is a next page), written out as text: the kept documents
- * are not parsed (issue 22: lists read, not built).  0 or -1.
+ * The orders of GET /schedules (issue 22), ?sort= and ?order=: each its
+ * own statement, whose ORDER BY is the scan of an index (api.sql says
+ * why), and the prefix that marks its cursors, "<tag>.<key>_<id>", so
+ * that a cursor is never read in another order than the one it was made
+ * for.  The default order's cursors are "<key>_<id>", as they were before
+ * there were others: clients hold such cursors.
+ */
+enum list_key {
+	LIST_KEY_US,   /* µs since the epoch */
+	LIST_KEY_NEXT, /* µs since the epoch, or "" for none (+infinity) */
+	LIST_KEY_NAME, /* a name: its UTF-8 in hex, any character safe */
+};
+
+static const struct list_order {
+	const char *sort;  /* ?sort= */
+	const char *order; /* ?order= */
+	const char *sql;   /* its statement */
+	const char *tag;   /* its cursors' prefix; "" for the default */
+	enum list_key key; /* how its cursors hold the sort key */
+} list_orders[] = {
+    {"created_at", "asc", SQL_api_schedule_list, "", LIST_KEY_US},
+    {"created_at", "desc", SQL_api_schedule_list_created_desc, "cd",
+        LIST_KEY_US},
+    {"name", "asc", SQL_api_schedule_list_name, "na", LIST_KEY_NAME},
+    {"name", "desc", SQL_api_schedule_list_name_desc, "nd", LIST_KEY_NAME},
+    {"next_run_at", "asc", SQL_api_schedule_list_next, "ra", LIST_KEY_NEXT},
+    {"next_run_at", "desc", SQL_api_schedule_list_next_desc, "rd",
+        LIST_KEY_NEXT},
+};
+#define LIST_ORDERS (sizeof(list_orders) / sizeof(list_orders[0]))
+
+/* Bytes of a cursor: a tag, a name of 200 characters in hex, an id. */
+#define LIST_CURSOR_MAX (4 + 200 * 4 * 2 + 1 + API_ID_LEN + 1)
+
+/* Writes row's sort key as order o's cursors hold it. */
+static void
+put_cursor_key(FILE *fp, const struct list_order *o, const char *key)
+{
+	if (key == NULL) /* a next run of none: "" */
+		return;
+	if (o->key != LIST_KEY_NAME) {
+		fputs(key, fp);
+		return;
+	}
+	for (const unsigned char *c = (const unsigned char *)key; *c; c++)
+		fprintf(fp, "%02x", *c);
+}
+
+/*
+ * A page of GET /schedules in order o from rows (limit + 1 of them at
+ * most: the last says there is a next page), written out as text: the
+ * kept documents are not parsed (issue 22: lists read, not built).  0 or
+ * -1.
  */
 static int
-list_page(struct response *rs, struct db_rows *rows, int64_t limit, int masked)
+list_page(struct response *rs, struct db_rows *rows, int64_t limit, int masked,
+    const struct list_order *o)
 {
 	int n = db_rows_count(rows);
 	char *buf = NULL;
@@ -1405,10 +1446,14 @@ list_page(struct response *rs, struct db_rows *rows, int64_t limit, int masked)
 		r = put_item(fp, rows, i, masked);
 	}
 	fputc(']', fp);
-	if (n > limit)
-		fprintf(fp, ",\"next_cursor\":\"%s_%s\"",
-		    db_rows_value(rows, (int)limit - 1, PAGE_CURSOR),
-		    db_rows_value(rows, (int)limit - 1, PAGE_ID));
+	if (n > limit) {
+		fprintf(fp, ",\"next_cursor\":\"%s%s", o->tag,
+		    o->tag[0] ? "." : "");
+		put_cursor_key(
+		    fp, o, db_rows_value(rows, (int)limit - 1, ITEM_KEY));
+		fprintf(fp, "_%s\"",
+		    db_rows_value(rows, (int)limit - 1, API_LISTED_COL_ID));
+	}
 	fputc('}', fp);
 	if (fclose(fp) != 0 || r == -1) {
 		free(buf);
@@ -1417,52 +1462,201 @@ list_page(struct response *rs, struct db_rows *rows, int64_t limit, int masked)
 	return api_raw(rs, 200, buf);
 }
 
-/* GET /schedules: the caller's schedules, filtered, oldest first. */
+/* ?sort= and ?order= into *out; 1 after answering 400. */
+static int
+list_order_of(
+    const char *query, const struct list_order **out, struct response *rs)
+{
+	static const char *const sorts[] = {
+	    "created_at", "name", "next_run_at", NULL};
+	static const char *const orders[] = {"asc", "desc", NULL};
+	char sort[64] = "created_at", order[64] = "asc";
+
+	if (query_get(query, "sort", sort, sizeof(sort)) == -1)
+		return api_error(rs, 400, "invalid_query", "sort",
+		           "bad encoding or too long"),
+		       1;
+	if (query_get(query, "order", order, sizeof(order)) == -1)
+		return api_error(rs, 400, "invalid_query", "order",
+		           "bad encoding or too long"),
+		       1;
+	if (bad_enum("sort", sort, sorts, rs) ||
+	    bad_enum("order", order, orders, rs))
+		return 1;
+	for (size_t i = 0; i < LIST_ORDERS; i++)
+		if (strcmp(list_orders[i].sort, sort) == 0 &&
+		    strcmp(list_orders[i].order, order) == 0) {
+			*out = &list_orders[i];
+			return 0;
+		}
+	abort(); /* every sort has both orders */
+}
+
+/* The value of a lower-case hex digit. */
+static int
+nibble(char c)
+{
+	return c <= '9' ? c - '0' : c - 'a' + 10;
+}
+
+/*
+ * The sort key of a cursor (text of klen bytes at k) into key (LIST_
+ * CURSOR_MAX bytes) as order o's statement takes it: µs since the epoch
+ * (a next run's "" stays "", for none), or the name decoded from hex.
+ * 0, or -1 when it is not such a key.
+ */
+static int
+cursor_key(const struct list_order *o, const char *k, size_t klen, char *key)
+{
+	size_t digits = klen - (klen > 0 && k[0] == '-');
+
+	if (o->key == LIST_KEY_NAME) {
+		if (klen == 0 || klen % 2 != 0 || klen > 200 * 4 * 2 ||
+		    strspn(k, "0123456789abcdef") < klen)
+			return -1;
+		for (size_t i = 0; i < klen / 2; i++)
+			if ((key[i] = (char)(nibble(k[2 * i]) << 4 |
+			         nibble(k[2 * i + 1]))) == '\0')
+				return -1;
+		key[klen / 2] = '\0';
+		return utf8_valid(key, klen / 2) && utf8_chars(key) <= 200 ? 0
+		                                                           : -1;
+	}
+	if (klen == 0 && o->key == LIST_KEY_NEXT) {
+		key[0] = '\0';
+		return 0;
+	}
+	if (digits == 0 || digits > 18 ||
+	    strspn(k + (klen - digits), "0123456789") < digits)
+		return -1;
+	memcpy(key, k, klen);
+	key[klen] = '\0';
+	return 0;
+}
+
+/*
+ * Reads ?cursor= of order o into key (LIST_CURSOR_MAX bytes, see
+ * cursor_key()) and id (API_ID_LEN + 1 bytes); both "" without one.  1
+ * after answering 400: not a cursor this API gave out, or one made for
+ * another order.
+ */
+static int
+list_cursor(const char *query, const struct list_order *o, char *key, char *id,
+    struct response *rs)
+{
+	char buf[LIST_CURSOR_MAX + 1], *us, *k = buf;
+	const char *tag = "";
+	int r = query_get(query, "cursor", buf, sizeof(buf));
+	int known = 0;
+
+	key[0] = id[0] = '\0';
+	if (r == 0)
+		return 0;
+	/* "<tag>.<key>_<id>", or "<key>_<id>" (the default order's) */
+	if (r == 1 && (us = strrchr(buf, '_')) != NULL &&
+	    api_parse_id(us + 1, id) == 0) {
+		*us = '\0';
+		if ((k = strchr(buf, '.')) != NULL) {
+			*k++ = '\0';
+			tag = buf;
+		} else
+			k = buf;
+		for (size_t i = 0; i < LIST_ORDERS; i++)
+			known |= strcmp(list_orders[i].tag, tag) == 0;
+		if (known && strcmp(tag, o->tag) != 0)
+			return api_error(rs, 400, "invalid_query", "cursor",
+			           "a cursor of another sort or order than "
+			           "sort=%s&order=%s",
+			           o->sort, o->order),
+			       1;
+		if (known && cursor_key(o, k, strlen(k), key) == 0)
+			return 0;
+	}
+	key[0] = id[0] = '\0';
+	api_error(rs, 400, "invalid_query", "cursor",
+	    "not a cursor this API gave out");
+	return 1;
+}
+
+/*
+ * The filters of GET /schedules into p[0..7) (NULL: none): status, kind,
+ * workflow_id, name (a prefix), owner, q (a substring of the name), and
+ * target_type, in val (7 buffers of 1024 bytes).  1 after answering.
+ */
+static int
+list_filters(
+    struct request *rq, struct response *rs, char val[][1024], const char **p)
+{
+	static const char *const statuses[] = {
+	    "active", "paused", "done", "dead", NULL};
+	static const char *const kinds[] = {"interval", "cron", "once", NULL};
+	static const char *const types[] = {
+	    "exec", "http", "redis", "agent", "pipeline", "receiver", NULL};
+	static const char *const names[] = {"status", "kind", "workflow_id",
+	    "name", "owner", "q", "target_type"};
+	int r;
+
+	for (int i = 0; i < 7; i++) {
+		if ((r = query_get(rq->query, names[i], val[i], 1024)) == -1)
+			return api_error(rs, 400, "invalid_query", names[i],
+			           "bad encoding or too long"),
+			       1;
+		p[i] = r ? val[i] : NULL;
+	}
+	if ((p[0] && bad_enum("status", p[0], statuses, rs)) ||
+	    (p[1] && bad_enum("kind", p[1], kinds, rs)) ||
+	    (p[6] && bad_enum("target_type", p[6], types, rs)))
+		return 1;
+	if (p[5] && (p[5][0] == '\0' || utf8_chars(p[5]) > 200))
+		return api_error(rs, 400, "invalid_query", "q",
+		           "a search is 1 to 200 characters"),
+		       1;
+	if (p[4] && rq->who.role != ROLE_ADMIN)
+		return api_error(rs, 403, "forbidden", "owner",
+		           "only an admin may list another owner's schedules"),
+		       1;
+	if (p[4] == NULL)
+		p[4] = scope(rq);
+	return 0;
+}
+
+/*
+ * GET /schedules: the caller's schedules, filtered, in the order asked
+ * (the oldest first by default), a page after the cursor.
+ */
 int
 schedules_list(
     struct request *rq, struct response *rs, char *err, size_t errlen)
 {
 	static const char *const allowed[] = {"status", "kind", "workflow_id",
-	    "name", "owner", "limit", "cursor", NULL};
-	static const char *const statuses[] = {
-	    "active", "paused", "done", "dead", NULL};
-	static const char *const kinds[] = {"interval", "cron", "once", NULL};
-	static const char *const names[] = {
-	    "status", "kind", "workflow_id", "name", "owner"};
-	char val[5][1024], us[24], id[80], lim[24];
-	const char *p[9];
+	    "name", "owner", "q", "target_type", "sort", "order", "limit",
+	    "cursor", NULL};
+	const struct list_order *o;
+	char val[7][1024], key[LIST_CURSOR_MAX], id[API_ID_LEN + 1], lim[24];
+	const char *f[7], *p[11];
 	struct db_rows *rows;
 	int64_t limit;
 	int r;
 
 	if (query_check(rq->query, allowed, rs) == -1 ||
 	    read_limit(rq->query, &limit, rs) ||
-	    api_read_cursor(rq->query, us, sizeof(us), id, sizeof(id), 1, rs))
+	    list_order_of(rq->query, &o, rs) ||
+	    list_cursor(rq->query, o, key, id, rs) ||
+	    list_filters(rq, rs, val, f))
 		return 0;
-	for (int i = 0; i < 5; i++) {
-		if ((r = query_get(
-		         rq->query, names[i], val[i], sizeof(val[i]))) == -1)
-			return api_error(rs, 400, "invalid_query", names[i],
-			    "bad encoding or too long");
-		p[i] = r ? val[i] : NULL;
-	}
-	if ((p[0] && bad_enum("status", p[0], statuses, rs)) ||
-	    (p[1] && bad_enum("kind", p[1], kinds, rs)))
-		return 0;
-	if (p[4] && rq->who.role != ROLE_ADMIN)
-		return api_error(rs, 403, "forbidden", "owner",
-		    "only an admin may list another owner's schedules");
-	if (p[4] == NULL)
-		p[4] = scope(rq);
 	snprintf(lim, sizeof(lim), "%lld", (long long)limit + 1);
-	p[5] = us[0] ? us : NULL;
+	/* the statements' parameters: api_schedule_list says */
+	memcpy(p, f, 5 * sizeof(*p));
+	p[5] = id[0] && key[0] ? key : NULL; /* a next run of none: NULL */
 	p[6] = id[0] ? id : NULL;
 	p[7] = lim;
 	p[8] = rq->who.role < ROLE_EDITOR ? "true" : "false";
-	rows = db_query(rq->db, SQL_api_schedule_list, 9, p, err, errlen);
+	p[9] = f[5];
+	p[10] = f[6];
+	rows = db_query(rq->db, o->sql, 11, p, err, errlen);
 	if (rows == NULL)
 		return API_DB_FAILED;
-	r = list_page(rs, rows, limit, rq->who.role < ROLE_EDITOR);
+	r = list_page(rs, rows, limit, rq->who.role < ROLE_EDITOR, o);
 	db_rows_free(rows);
 	return r;
 }

@@ -1326,6 +1326,39 @@ schedule_first_slot(const struct schedule_doc *d, int64_t now, struct slot *out)
 	return slot_next(&tm, d->kind == SCHED_KIND_CRON ? now : now - 1, out);
 }
 
+/*
+ * The first n fire times of document d saved at now, as
+ * schedule_slot_json() objects: schedule_first_slot(), then slot_next().
+ * An interval without start_at counts from its first slot, as the
+ * supervisor anchors it.  An empty list when d has no slot or no valid
+ * timing; NULL out of memory.  The preview of a schedule being written
+ * (the API's POST /schedules/preview, issue 22's console).
+ */
+json_t *
+schedule_fire_times(const struct schedule_doc *d, int64_t now, int64_t n)
+{
+	json_t *list = json_array(), *o;
+	struct timing tm;
+	struct slot s;
+	char err[CV_ERRLEN];
+	int ok;
+
+	if (list == NULL || schedule_timing(d, &tm, err, sizeof(err)) == -1)
+		return list;
+	ok = schedule_first_slot(d, now, &s) == 1;
+	if (ok && d->kind == SCHED_KIND_INTERVAL && d->start_at == UNSET)
+		tm.start_at = s.at;
+	for (int64_t i = 0; ok && i < n; i++) {
+		if ((o = schedule_slot_json(&tm, &s)) == NULL ||
+		    json_array_append_new(list, o) == -1) {
+			json_decref(list);
+			return NULL;
+		}
+		ok = slot_next(&tm, s.at, &s);
+	}
+	return list;
+}
+
 /* One value of schedule_to_json() as a text parameter; -1 on OOM. */
 static int
 param_text(json_t *v, char **out)

@@ -222,6 +222,8 @@ stack_run_user() {
 #   /api/           the shipped snippets SRC/packaging/nginx/cronvisor.conf
 #                   (server block) and cronvisor-http.conf (http block), the
 #                   latter's upstream server rewritten to unix:SOCKET
+#   /admin/         the console, the same snippet's, its files read from
+#                   SRC/api/ui instead of /usr/share/cronvisor/ui
 #   /receiver       the stand-in receiver of schedules without a target:
 #                   200 {"ok": true}, one line per request in RECEIVER-LOG
 #                   ending in the request body, JSON-escaped (the body is
@@ -243,7 +245,9 @@ stack_write_nginx() {
 		echo "no /etc/nginx/fastcgi_params (install nginx)" >&2
 		return 1
 	fi
-	cp "$7/packaging/nginx/cronvisor.conf" "$_stk_d/cronvisor-api.conf" ||
+	# The console's files are served from the checkout (api/ui).
+	sed "s|/usr/share/cronvisor/ui|$7/api/ui|g" \
+		"$7/packaging/nginx/cronvisor.conf" >"$_stk_d/cronvisor-api.conf" ||
 		return 1
 	sed "s|unix:/run/cronvisor/api.sock|unix:$3|" \
 		"$7/packaging/nginx/cronvisor-http.conf" >"$_stk_d/cronvisor-http.conf"

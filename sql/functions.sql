@@ -754,7 +754,8 @@ $$;
 -- once inserted but the prune, which takes numbered ones only.  Every row
 -- it numbers commits with the counter, so a reader sees seqs with no gap.
 -- The same transaction counts what the events say into metric_counts
--- (cronvisor_events_count()) and queues the notifications they ask for
+-- (cronvisor_events_count()) and outcome_counts
+-- (cronvisor_events_outcomes()) and queues the notifications they ask for
 -- (cronvisor_events_notify()): each event once, whoever leads.  Readers
 -- waiting for more (the API's event streams) are told the new last seq.
 CREATE OR REPLACE FUNCTION cronvisor_events_sequence(p_max integer)
@@ -771,15 +772,16 @@ BEGIN
     k AS (SELECT id, row_number() OVER (ORDER BY id) AS k FROM c),
     nb AS (UPDATE events e SET seq = last + k.k FROM k WHERE e.id = k.id
            RETURNING e.type, e.subject, e.data, e.seq, e.owner,
-                     e.schedule_id),
+                     e.schedule_id, e.at),
     heads AS (SELECT coalesce(array_agg(
                   (nb.type, nb.subject, nb.data, nb.seq, nb.owner,
-                   nb.schedule_id)::cronvisor_event_head), '{}') AS a
+                   nb.schedule_id, nb.at)::cronvisor_event_head), '{}') AS a
               FROM nb)
     SELECT a INTO batch FROM heads;
     n := cronvisor_events_count(batch);
     PERFORM cronvisor_events_notify(batch);
     IF n > 0 THEN
+        PERFORM cronvisor_events_outcomes(batch);
         UPDATE events_state SET last_seq = last + n;
         PERFORM pg_notify('cronvisor_sequenced', (last + n)::text);
     END IF;
@@ -971,6 +973,52 @@ LANGUAGE sql AS $$
         ON CONFLICT (name, labels)
         DO UPDATE SET value = m.value + excluded.value)
     SELECT count(*) FROM b
+$$;
+
+-- The runs and executions that ended, of a batch of events being
+-- numbered, counted into outcome_counts (022_console.sql) for GET
+-- /overview: a run.ended event is a run that ended (any status but
+-- running and waiting: the slots that did not run too), an
+-- execution.status event of success, partial or failed an execution that
+-- ended; each counted in the 5-minute bucket of its instant, under its
+-- owner and under '' (every owner).  Buckets older than two days go: the
+-- overview reads the last 24 hours, and the index on bucket makes this a
+-- probe when there is nothing to remove; an event numbered that late
+-- (the sequencer was stopped for days) is not counted, so that the
+-- statement never writes a row it deletes.  Returns how many counts
+-- moved.
+CREATE OR REPLACE FUNCTION cronvisor_events_outcomes(
+    nb cronvisor_event_head[])
+RETURNS bigint
+LANGUAGE sql AS $$
+    WITH o AS (
+        SELECT owner,
+               to_timestamp(floor(extract(epoch FROM at) / 300) * 300)
+                   AS bucket,
+               CASE type WHEN 'run.ended' THEN 'run' ELSE 'execution' END
+                   AS what,
+               data ->> 'status' AS status
+        FROM unnest(nb)
+        WHERE data ->> 'status' IS NOT NULL
+          AND (type = 'run.ended'
+               OR (type = 'execution.status'
+                   AND data ->> 'status' IN ('success', 'partial',
+                                             'failed')))),
+    c AS (
+        SELECT w.owner, o.bucket, o.what, o.status, count(*) AS n
+        FROM o CROSS JOIN LATERAL (VALUES (o.owner), ('')) AS w(owner)
+        WHERE o.bucket >= now() - interval '2 days'
+        GROUP BY 1, 2, 3, 4),
+    old AS (
+        DELETE FROM outcome_counts
+        WHERE bucket < now() - interval '2 days'),
+    up AS (
+        INSERT INTO outcome_counts AS k (owner, bucket, what, status, n)
+        SELECT owner, bucket, what, status, n FROM c
+        ON CONFLICT (owner, bucket, what, status)
+        DO UPDATE SET n = k.n + excluded.n
+        RETURNING 1)
+    SELECT count(*) FROM up
 $$;
 
 -- A notification channel as the API returns it (docs/operations.md):

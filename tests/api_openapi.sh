@@ -7,8 +7,8 @@
 # (api_error() and the documents' checks in api/ and common/) in its
 # Error schema; every field of the answers of the running API (a schedule,
 # a run, an execution, a job, an agent, a version, deployments, health
-# probes, a pipeline, a data source, a preview, health) in its schema; and
-# the document valid by a standard validator
+# probes, a pipeline, a data source, a preview, health, the overview) in
+# its schema; and the document valid by a standard validator
 # (@seriousme/openapi-schema-validator from npm, at the version
 # tests/openapi/package-lock.json pins).
 # Usage: api_openapi.sh CRONVISORD CRONVISOR_API CRONVISORCTL CONNINFO-FILE
@@ -93,6 +93,8 @@ call POST "/schedules/$sid/preview" "$A"
 ok "a preview's fields" "$(fields "$resp" Preview)" ""
 call GET /health ""
 ok "health's fields" "$(fields "$resp" Health)" ""
+call GET /overview "$ADM"
+ok "an overview's fields" "$(fields "$resp" Overview)" ""
 call GET /schedules/nope "$A"
 ok "an error's fields" "$(fields "$resp" Error)" ""
 

@@ -6,7 +6,9 @@
 # that succeeded, a retry chain that ended, one waiting for its retry, a
 # run in flight, a trigger-now run, skipped slots), then 007_executions
 # (and the migrations after it) and functions.sql; every slot that ran must be one execution with one job,
-# in the state its runs say, and each run an attempt of it.
+# in the state its runs say, and each run an attempt of it.  Before 022,
+# events as the sequencer left them: 022 counts those that say a run or
+# an execution ended into the overview's rollup.
 # Usage: db_upgrade.sh CONNINFO-FILE
 set -u
 base=$(cat "$1") || exit 1
@@ -44,9 +46,25 @@ run t1 '2026-01-01 00:04:30+00' 0 succeeded true
 run t2 '2026-01-01 00:04:30+00' 0 failed true
 sql "INSERT INTO retries (schedule_id, slot_at, repeat_number, attempt, due_at)
 	VALUES ('$s', '2026-01-01 00:03:00+00', 0, 1, now())" >/dev/null
+# Events as the sequencer left them before 022 (which counts the numbered
+# ones of the last two days that ended into outcome_counts): runs that
+# ended an hour ago, one three days ago, one not yet numbered (the new
+# sequencer counts it), executions that ended and one that runs.
+events_021() {
+	sql "INSERT INTO events (seq, at, type, owner, schedule_id, subject, data)
+	     SELECT seq, now() - at, type, 'o', '$s', 'x', jsonb_build_object('status', st)
+	     FROM (VALUES (1, interval '1 hour', 'run.ended', 'succeeded'),
+	                  (2, interval '1 hour', 'run.ended', 'succeeded'),
+	                  (3, interval '1 hour', 'run.ended', 'failed'),
+	                  (4, interval '3 days', 'run.ended', 'failed'),
+	                  (NULL, interval '1 minute', 'run.ended', 'failed'),
+	                  (5, interval '1 hour', 'run.started', 'running'),
+	                  (6, interval '1 hour', 'execution.status', 'success'),
+	                  (7, interval '1 hour', 'execution.status', 'running')) v(seq, at, type, st)" >/dev/null
+}
 # 007 and every migration after it, then today's functions.sql
 for f in "$sqldir"/0*.sql; do
-	case ${f##*/} in 00[1-6]_*) continue ;; esac
+	case ${f##*/} in 00[1-6]_*) continue ;; 022_*) events_021 ;; esac
 	apply "$f" || { echo "db_upgrade: $f failed"; exit 1; }
 done
 apply "$sqldir/functions.sql" || { echo "db_upgrade: functions.sql failed"; exit 1; }
@@ -73,4 +91,7 @@ ok "the ms of a slot kept" "$(sql "SELECT cronvisor_execution_json(x) ->> 'slot_
 sql "INSERT INTO runs (id, schedule_id, repeat_number, attempt, slot_at, status, supervisor_id, started_at)
 	VALUES ('sched-$(echo "$s" | cut -c1-8)-n3-rc1', '$s', 0, 1, '2026-01-01 00:03:00+00', 'running', 7, now())" >/dev/null
 ok "a retry after it joins its job" "$(st '2026-01-01 00:03:00+00' 'x.trigger_run IS NULL')" "running running 2 0 false"
+ok "022 counted the numbered events of two days that ended" \
+	"$(sql "SELECT string_agg(owner || ':' || what || ':' || status || '=' || n, ' ' ORDER BY owner, what, status) FROM outcome_counts")" \
+	":execution:success=1 :run:failed=1 :run:succeeded=2 o:execution:success=1 o:run:failed=1 o:run:succeeded=2"
 summary db_upgrade

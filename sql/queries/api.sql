@@ -109,36 +109,121 @@ SELECT count(*) >= $2::bigint
 FROM (SELECT 1 FROM schedules
       WHERE owner = $1 AND deleted_at IS NULL LIMIT $2::bigint) x;
 
--- name: api_schedule_list
--- A page of schedules in creation order, each filter NULL for none: $1
--- status, $2 kind, $3 workflow_id, $4 a prefix of the name, $5 the
--- owner; after the cursor ($6 created_at in µs since the epoch, $7 the
--- id), $8 rows at most.
--- The row's kept document ($9: masked) and state, as enum
--- api_schedule_page_col says; its whole JSON only when it has none (a
--- subquery: a whole-row reference to s would build every row's tuple).
-SELECT CASE WHEN doc_text IS NULL
-            THEN (SELECT cronvisor_schedule_json(x)::text
-                  FROM schedules x WHERE x.id = s.id) END,
-       (extract(epoch FROM created_at) * 1000000)::bigint, id,
-       CASE WHEN $9::boolean THEN coalesce(doc_masked, doc_text)
-            ELSE doc_text END,
-       owner, status, current_repeat, current_retry, run_count, error_count,
-       last_error, (extract(epoch FROM last_run_at) * 1000000)::bigint,
-       (extract(epoch FROM next_run_at) * 1000000)::bigint, running,
-       apply_set, (extract(epoch FROM updated_at) * 1000000)::bigint
-FROM schedules s
-WHERE deleted_at IS NULL
+-- columns: api_listed
+-- A schedule of GET /schedules (put_item() in api/schedules.c): its whole
+-- JSON only when it has no kept document (a subquery: a whole-row
+-- reference to s would build every row's tuple), else the kept document
+-- ($9: masked) and the state, instants in µs since the epoch.
+CASE WHEN doc_text IS NULL THEN (SELECT cronvisor_schedule_json(x)::text FROM schedules x WHERE x.id = s.id) END, -- row
+(extract(epoch FROM created_at) * 1000000)::bigint,    -- created
+id,                                                    -- id
+CASE WHEN $9::boolean THEN coalesce(doc_masked, doc_text) ELSE doc_text END, -- doc
+owner,                                                 -- owner
+status,                                                -- status
+current_repeat,                                        -- repeat
+current_retry,                                         -- retry
+run_count,                                             -- runs
+error_count,                                           -- errors
+last_error,                                            -- last_error
+(extract(epoch FROM last_run_at) * 1000000)::bigint,   -- last_run
+(extract(epoch FROM next_run_at) * 1000000)::bigint,   -- next_run
+running,                                               -- running
+apply_set,                                             -- apply_set
+(extract(epoch FROM updated_at) * 1000000)::bigint     -- updated
+
+-- fragment: api_list_filter
+-- The filters of GET /schedules, shared by the api_schedule_list_*
+-- statements below (their parameters are described there).
+deleted_at IS NULL
   AND ($1::text IS NULL OR status = $1)
   AND ($2::text IS NULL OR kind = $2)
   AND ($3::text IS NULL OR workflow_id = $3)
   AND ($4::text IS NULL OR starts_with(name, $4))
   AND ($5::text IS NULL OR owner = $5)
-  AND ($6::bigint IS NULL
+  AND ($10::text IS NULL
+       OR lower(name) LIKE '%' || replace(replace(replace(lower($10),
+                                  '\', '\\'), '%', '\%'), '_', '\_') || '%')
+  AND ($11::text IS NULL
+       OR coalesce(nullif(target, 'null'::jsonb) ->> 'type', 'receiver') = $11)
+
+-- name: api_schedule_list
+-- A page of GET /schedules (issue 22), in creation order: a statement
+-- per order (api_schedule_list_*), each the keyset scan of an index (of
+-- every owner's schedules, and of one owner's), for the index keeps the
+-- order only when the ORDER BY is written out, not computed.  They take
+-- the same parameters, each NULL for none: $1 status, $2 kind, $3
+-- workflow_id, $4 a prefix of the name, $5 the owner, $10 a substring of
+-- the name, any case, its %, _ and \ literal (the trigram index of
+-- 022_console.sql when there is one), $11 the target's type
+-- (`receiver`: none); after the cursor ($6 its sort key: here created_at
+-- in µs since the epoch; $7 the id, NULL on the first page), $8 rows at
+-- most, $9 whether the caller is shown masked documents.  Each row is
+-- the columns of api_listed, then its sort key for the next cursor.
+SELECT {{api_listed}}, (extract(epoch FROM created_at) * 1000000)::bigint
+FROM schedules s
+WHERE {{api_list_filter}}
+  AND ($7::uuid IS NULL
        OR (created_at, id) > ('epoch'::timestamptz
                               + $6::bigint * interval '1 microsecond',
                               $7::uuid))
 ORDER BY created_at, id
+LIMIT $8;
+
+-- name: api_schedule_list_created_desc
+-- api_schedule_list, the newest first.
+SELECT {{api_listed}}, (extract(epoch FROM created_at) * 1000000)::bigint
+FROM schedules s
+WHERE {{api_list_filter}}
+  AND ($7::uuid IS NULL
+       OR (created_at, id) < ('epoch'::timestamptz
+                              + $6::bigint * interval '1 microsecond',
+                              $7::uuid))
+ORDER BY created_at DESC, id DESC
+LIMIT $8;
+
+-- name: api_schedule_list_name
+-- api_schedule_list by name (the database's collation), $6 the name.
+SELECT {{api_listed}}, name
+FROM schedules s
+WHERE {{api_list_filter}}
+  AND ($7::uuid IS NULL OR (name, id) > ($6::text, $7::uuid))
+ORDER BY name, id
+LIMIT $8;
+
+-- name: api_schedule_list_name_desc
+SELECT {{api_listed}}, name
+FROM schedules s
+WHERE {{api_list_filter}}
+  AND ($7::uuid IS NULL OR (name, id) < ($6::text, $7::uuid))
+ORDER BY name DESC, id DESC
+LIMIT $8;
+
+-- name: api_schedule_list_next
+-- api_schedule_list by next_run_at, the schedules that have none (not
+-- active) as if at +infinity: after the others; $6 the cursor's
+-- next_run_at in µs, NULL for none.
+SELECT {{api_listed}}, (extract(epoch FROM next_run_at) * 1000000)::bigint
+FROM schedules s
+WHERE {{api_list_filter}}
+  AND ($7::uuid IS NULL
+       OR (coalesce(next_run_at, 'infinity'::timestamptz), id)
+          > (coalesce('epoch'::timestamptz
+                      + $6::bigint * interval '1 microsecond',
+                      'infinity'::timestamptz), $7::uuid))
+ORDER BY coalesce(next_run_at, 'infinity'::timestamptz), id
+LIMIT $8;
+
+-- name: api_schedule_list_next_desc
+-- The same, reversed: the schedules without a next run first.
+SELECT {{api_listed}}, (extract(epoch FROM next_run_at) * 1000000)::bigint
+FROM schedules s
+WHERE {{api_list_filter}}
+  AND ($7::uuid IS NULL
+       OR (coalesce(next_run_at, 'infinity'::timestamptz), id)
+          < (coalesce('epoch'::timestamptz
+                      + $6::bigint * interval '1 microsecond',
+                      'infinity'::timestamptz), $7::uuid))
+ORDER BY coalesce(next_run_at, 'infinity'::timestamptz) DESC, id DESC
 LIMIT $8;
 
 -- name: api_schedule_doc
@@ -323,11 +408,39 @@ LIMIT $6;
 
 -- name: api_executions_get
 -- Execution $1, if its schedule is visible to scope $2, with its jobs
--- counted by status, its schedule's name and, a pipeline's, its steps.
+-- counted by status, its schedule's name and, a pipeline's, its steps;
+-- a fan-out's, its batches: each planned at the fan-out run's start plus
+-- its place times the stagger (sql/queries/fanout.sql), when its first
+-- job first started, and its jobs counted by status (the console's
+-- "planned against actual", issue 22; a pipeline's batches are of
+-- contexts, each with its steps' jobs); NULL for any other execution.
 SELECT (cronvisor_execution_json(x)
         || jsonb_build_object('jobs', cronvisor_execution_counts(x.id),
                               'schedule_name', s.name,
-                              'pipeline', cronvisor_execution_steps(x)))::text
+                              'pipeline', cronvisor_execution_steps(x),
+                              'batches', CASE WHEN x.metadata ? 'fanout' THEN (
+            SELECT coalesce(jsonb_agg(jsonb_build_object(
+                       'batch', b.batch,
+                       'planned_at', cronvisor_time(fr.started_at
+                           + make_interval(secs => b.batch
+                               * (x.metadata #>> '{fanout,stagger_ms}')::bigint
+                               / 1000.0)),
+                       'first_started_at', cronvisor_time(b.first),
+                       'jobs', b.jobs) ORDER BY b.batch), '[]')
+            FROM (SELECT j.batch, min(a.started_at) AS first,
+                         jsonb_build_object(
+                             'pending', count(*) FILTER (WHERE j.status = 'pending'),
+                             'running', count(*) FILTER (WHERE j.status = 'running'),
+                             'completed', count(*) FILTER (WHERE j.status = 'completed'),
+                             'failed', count(*) FILTER (WHERE j.status = 'failed'),
+                             'skipped', count(*) FILTER (WHERE j.status = 'skipped'))
+                             AS jobs
+                  FROM jobs j
+                  LEFT JOIN LATERAL (SELECT min(r.started_at) AS started_at
+                                     FROM runs r WHERE r.job_id = j.id) a ON true
+                  WHERE j.execution_id = x.id AND j.batch IS NOT NULL
+                  GROUP BY j.batch) b
+            LEFT JOIN runs fr ON fr.id = x.run_id) END))::text
 FROM executions x JOIN schedules s ON s.id = x.schedule_id
 WHERE x.id = $1 AND s.deleted_at IS NULL
   AND ($2::text IS NULL OR s.owner = $2);
