@@ -14,7 +14,9 @@ execution), PIPE_EXEC (a pipeline's execution), PIPE_ID (the pipeline).
 """
 import json
 import os
+import shutil
 import sys
+import tempfile
 import traceback
 import urllib.request
 
@@ -48,11 +50,11 @@ def api(method, path, token, body=None):
         return json.loads(r.read() or b"null")
 
 
-def browser(width, height):
+def browser(width, height, profile):
     o = webdriver.ChromeOptions()
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu",
               "--disable-dev-shm-usage", "--window-size=%d,%d" % (width, height),
-              "--user-data-dir=" + os.path.join(SHOTS, ".profile-%d" % width)):
+              "--user-data-dir=" + profile):
         o.add_argument(a)
     if width < 500:
         # A phone: headless windows are no narrower than 500 pixels.
@@ -365,7 +367,9 @@ def main():
     for name, fn, size in (("editor", run_editor, (1280, 800)),
                            ("viewer", run_viewer, (1280, 800)),
                            ("phone", run_phone, (390, 844))):
-        d = browser(*size)
+        # A profile of its own: nothing kept from another walk-through.
+        profile = tempfile.mkdtemp(prefix="cv-ui-")
+        d = browser(*size, profile)
         c = Console(d)
         try:
             fn(c)
@@ -382,6 +386,7 @@ def main():
             except Exception:
                 pass
             d.quit()
+            shutil.rmtree(profile, ignore_errors=True)
         csp = [e["message"] for e in c.logs if "Content Security Policy" in e["message"]]
         check("%s: no Content-Security-Policy violation" % name, csp, [])
         errs = [e["message"] for e in c.logs
