@@ -104,6 +104,24 @@ int route_dispatch(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 
 /* schedules.c */
+/* Bytes of a list cursor: a tag, a name of 200 characters in hex, an id. */
+#define API_LIST_CURSOR_MAX (4 + 200 * 4 * 2 + 1 + API_ID_LEN + 1)
+
+/* What GET /schedules' query asks (schedules.c, schedules_list_query()). */
+struct list_query {
+	const char *sql;   /* the statement of its order */
+	const char *p[11]; /* its parameters, api_schedule_list says which */
+	int64_t limit;     /* rows of the page */
+	const struct list_order *order;
+	char val[7][1024];             /* the filters' values */
+	char key[API_LIST_CURSOR_MAX]; /* the cursor's sort key */
+	char id[API_ID_LEN + 1];       /* the cursor's id */
+	char lim[24];                  /* limit + 1, as text */
+};
+int schedules_list_query(
+    struct request *rq, struct response *rs, struct list_query *q);
+int schedules_list_cursor(const struct list_query *q, const char *key,
+    const char *id, char *out, size_t outlen);
 int schedules_list(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int schedules_create(

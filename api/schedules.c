@@ -1404,9 +1404,6 @@ static const struct list_order {
 };
 #define LIST_ORDERS (sizeof(list_orders) / sizeof(list_orders[0]))
 
-/* Bytes of a cursor: a tag, a name of 200 characters in hex, an id. */
-#define LIST_CURSOR_MAX (4 + 200 * 4 * 2 + 1 + API_ID_LEN + 1)
-
 /* Writes row's sort key as order o's cursors hold it. */
 static void
 put_cursor_key(FILE *fp, const struct list_order *o, const char *key)
@@ -1500,15 +1497,18 @@ nibble(char c)
 }
 
 /*
- * The sort key of a cursor (text of klen bytes at k) into key (LIST_
- * CURSOR_MAX bytes) as order o's statement takes it: µs since the epoch
- * (a next run's "" stays "", for none), or the name decoded from hex.
- * 0, or -1 when it is not such a key.
+ * The sort key of a cursor (text of klen bytes at k) into key
+ * (API_LIST_CURSOR_MAX bytes) as order o's statement takes it: µs since the
+ * epoch (a next run's "" stays "", for none), or the name decoded from hex. 0,
+ * or -1 when it is not such a key.
  */
 static int
 cursor_key(const struct list_order *o, const char *k, size_t klen, char *key)
 {
-	size_t digits = klen - (klen > 0 && k[0] == '-');
+	/* No sign: an instant before 1970 is no schedule's, and a key
+	 * PostgreSQL cannot hold as a timestamp would be a 500, not a 400;
+	 * 18 digits are at most the year 33658. */
+	size_t digits = klen;
 
 	if (o->key == LIST_KEY_NAME) {
 		if (klen == 0 || klen % 2 != 0 || klen > 200 * 4 * 2 ||
@@ -1535,7 +1535,7 @@ cursor_key(const struct list_order *o, const char *k, size_t klen, char *key)
 }
 
 /*
- * Reads ?cursor= of order o into key (LIST_CURSOR_MAX bytes, see
+ * Reads ?cursor= of order o into key (API_LIST_CURSOR_MAX bytes, see
  * cursor_key()) and id (API_ID_LEN + 1 bytes); both "" without one.  1
  * after answering 400: not a cursor this API gave out, or one made for
  * another order.
@@ -1544,7 +1544,7 @@ static int
 list_cursor(const char *query, const struct list_order *o, char *key, char *id,
     struct response *rs)
 {
-	char buf[LIST_CURSOR_MAX + 1], *us, *k = buf;
+	char buf[API_LIST_CURSOR_MAX + 1], *us, *k = buf;
 	const char *tag = "";
 	int r = query_get(query, "cursor", buf, sizeof(buf));
 	int known = 0;
@@ -1621,6 +1621,68 @@ list_filters(
 }
 
 /*
+ * What GET /schedules' query asks, read into q before any statement runs:
+ * its order's statement and the statement's parameters.  0; 1 after
+ * answering 400 or 403.  tests/fuzz/fuzz_listquery.c reads queries
+ * through it.
+ */
+int
+schedules_list_query(
+    struct request *rq, struct response *rs, struct list_query *q)
+{
+	static const char *const allowed[] = {"status", "kind", "workflow_id",
+	    "name", "owner", "q", "target_type", "sort", "order", "limit",
+	    "cursor", NULL};
+	const struct list_order *o;
+	const char *f[7];
+
+	memset(q, 0, sizeof(*q));
+	if (query_check(rq->query, allowed, rs) == -1 ||
+	    read_limit(rq->query, &q->limit, rs) ||
+	    list_order_of(rq->query, &o, rs) ||
+	    list_cursor(rq->query, o, q->key, q->id, rs) ||
+	    list_filters(rq, rs, q->val, f))
+		return 1;
+	q->order = o;
+	q->sql = o->sql;
+	snprintf(q->lim, sizeof(q->lim), "%lld", (long long)q->limit + 1);
+	/* the statements' parameters: api_schedule_list says */
+	memcpy(q->p, f, 5 * sizeof(*q->p));
+	q->p[5] = q->id[0] && q->key[0] ? q->key : NULL; /* no next run */
+	q->p[6] = q->id[0] ? q->id : NULL;
+	q->p[7] = q->lim;
+	q->p[8] = rq->who.role < ROLE_EDITOR ? "true" : "false";
+	q->p[9] = f[5];
+	q->p[10] = f[6];
+	return 0;
+}
+
+/*
+ * The cursor of q's order that points after the row of sort key key
+ * (NULL: a next run of none) and id, into out (outlen bytes, at least
+ * API_LIST_CURSOR_MAX + 1): as a page gives it out.  -1 when it does not
+ * fit.
+ */
+int
+schedules_list_cursor(const struct list_query *q, const char *key,
+    const char *id, char *out, size_t outlen)
+{
+	const struct list_order *o = q->order;
+	FILE *fp = fmemopen(out, outlen, "w");
+	int r;
+
+	if (fp == NULL)
+		return -1;
+	fprintf(fp, "%s%s", o->tag, o->tag[0] ? "." : "");
+	put_cursor_key(fp, o, key);
+	fprintf(fp, "_%s", id);
+	r = ferror(fp) ? -1 : 0;
+	if (fclose(fp) != 0)
+		r = -1;
+	return r == 0 && strnlen(out, outlen) < outlen ? 0 : -1;
+}
+
+/*
  * GET /schedules: the caller's schedules, filtered, in the order asked
  * (the oldest first by default), a page after the cursor.
  */
@@ -1628,36 +1690,24 @@ int
 schedules_list(
     struct request *rq, struct response *rs, char *err, size_t errlen)
 {
-	static const char *const allowed[] = {"status", "kind", "workflow_id",
-	    "name", "owner", "q", "target_type", "sort", "order", "limit",
-	    "cursor", NULL};
-	const struct list_order *o;
-	char val[7][1024], key[LIST_CURSOR_MAX], id[API_ID_LEN + 1], lim[24];
-	const char *f[7], *p[11];
-	struct db_rows *rows;
-	int64_t limit;
+	struct list_query *q = malloc(sizeof(*q));
+	struct db_rows *rows = NULL;
 	int r;
 
-	if (query_check(rq->query, allowed, rs) == -1 ||
-	    read_limit(rq->query, &limit, rs) ||
-	    list_order_of(rq->query, &o, rs) ||
-	    list_cursor(rq->query, o, key, id, rs) ||
-	    list_filters(rq, rs, val, f))
+	if (q == NULL)
+		return -1;
+	if (schedules_list_query(rq, rs, q)) {
+		free(q);
 		return 0;
-	snprintf(lim, sizeof(lim), "%lld", (long long)limit + 1);
-	/* the statements' parameters: api_schedule_list says */
-	memcpy(p, f, 5 * sizeof(*p));
-	p[5] = id[0] && key[0] ? key : NULL; /* a next run of none: NULL */
-	p[6] = id[0] ? id : NULL;
-	p[7] = lim;
-	p[8] = rq->who.role < ROLE_EDITOR ? "true" : "false";
-	p[9] = f[5];
-	p[10] = f[6];
-	rows = db_query(rq->db, o->sql, 11, p, err, errlen);
-	if (rows == NULL)
+	}
+	rows = db_query(rq->db, q->sql, 11, q->p, err, errlen);
+	if (rows == NULL) {
+		free(q);
 		return API_DB_FAILED;
-	r = list_page(rs, rows, limit, rq->who.role < ROLE_EDITOR, o);
+	}
+	r = list_page(rs, rows, q->limit, rq->who.role < ROLE_EDITOR, q->order);
 	db_rows_free(rows);
+	free(q);
 	return r;
 }
 

@@ -46,7 +46,13 @@ bid=$(j .id)
 
 stub_agent_up
 stub_agent half /half
-stub_agent okay /ok
+stub_agent okay /ok '"health": {"url": "'"$AURL"'/health", "interval_seconds": 5}'
+for v in 1.0.0 1.1.0; do
+	send POST /agents/okay/versions "$A" "{\"version\": \"$v\", \"endpoint\": \"$AURL/ok\"}"
+	ok_status "version $v of okay" 201
+done
+send POST /agents/okay/deploy "$A" '{"version": "1.0.0", "environment": "production"}'
+ok_status "1.0.0 of okay in production" 200
 sql "CREATE TABLE nt (id text PRIMARY KEY); INSERT INTO nt SELECT 'T' || g FROM generate_series(1, 10) g; GRANT SELECT ON nt TO cronvisor_reader;
      CREATE TABLE nt3 (id text PRIMARY KEY); INSERT INTO nt3 VALUES ('T2'), ('T4'), ('T6'); GRANT SELECT ON nt3 TO cronvisor_reader" >/dev/null
 send POST /data-sources "$CV_TOKEN_ADMIN" '{"name": "nt", "relation": "nt", "key": "id", "columns": ["id"]}'
@@ -59,7 +65,12 @@ send POST /schedules "$A" "{\"name\": \"piped\", \"at\": \"$(soon 500)\", \"max_
 pipe=$(j .id)
 wait_for 30 "SELECT status = 'partial' FROM executions WHERE schedule_id = '$fan'"
 wait_for 30 "SELECT status <> 'running' FROM executions WHERE schedule_id = '$pipe'"
+wait_for 30 "SELECT count(*) > 0 FROM agent_health WHERE agent_id = 'okay'"
 wait_for 30 "SELECT status = 'dead' FROM schedules WHERE id = '$hid'"
+# two pages of the list's 50
+for n in $(seq 10 61); do
+	send POST /schedules "$A" "{\"name\": \"page-$n\", \"interval_seconds\": 86400}"
+done
 fanx=$(sql "SELECT id FROM executions WHERE schedule_id = '$fan'")
 pipex=$(sql "SELECT id FROM executions WHERE schedule_id = '$pipe'")
 
@@ -71,7 +82,7 @@ HOSTILE=$hostile HOSTILE_ID=$hid BOB_ID=$bid BOB_NAME=bob-private-7f3a \
 	timeout 300 /usr/bin/python3 "$here/helpers/ui_console.py" >"$out" 2>"$work/ui.log"
 ok "the browser walk-through exited cleanly" "$?" 0
 checks=$(grep -c "$(printf '^CHECK\t')" "$out")
-ok "the walk-through made its 61 checks" "$checks" 61
+ok "the walk-through made its 67 checks" "$checks" 67
 tab=$(printf '\t')
 while IFS="$tab" read -r tag name got want; do
 	[ "$tag" = CHECK ] && ok "$name" "$got" "$want"

@@ -21,7 +21,9 @@ import traceback
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import (ElementClickInterceptedException,
+                                        StaleElementReferenceException,
+                                        TimeoutException)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -68,7 +70,10 @@ def browser(width, height, profile):
 class Console:
     def __init__(self, d):
         self.d = d
-        self.w = WebDriverWait(d, WAIT)
+        # A view draws itself again on live events: an element found a
+        # moment ago may be gone; the wait looks again.
+        self.w = WebDriverWait(d, WAIT, ignored_exceptions=(
+            StaleElementReferenceException, ElementClickInterceptedException))
         self.logs = []
 
     def shot(self, name):
@@ -94,10 +99,18 @@ class Console:
         return len(self.d.find_elements(By.CSS_SELECTOR, css)) > 0
 
     def click(self, css):
-        e = self.w.until(EC.element_to_be_clickable((By.CSS_SELECTOR, css)))
-        # In the middle of the screen: nothing fixed or open lies over it.
-        self.d.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", e)
-        e.click()
+        def once(_):
+            e = EC.element_to_be_clickable((By.CSS_SELECTOR, css))(self.d)
+            if not e:
+                return False
+            # In the middle of the screen: nothing fixed or open lies over it.
+            self.d.execute_script(
+                "arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", e)
+            e.click()
+            return True
+        # A live event may draw the view again between finding and
+        # clicking: the wait finds it again (a stale element is ignored).
+        self.w.until(once)
 
     def go(self, path):
         """Moves inside the page (no reload), as a click on a link does."""
@@ -172,6 +185,19 @@ def run_editor(c):
     statuses = {e.text for e in d.find_elements(By.CSS_SELECTOR, "#schedules .badge.status")}
     check("filter by status: dead only", statuses, {"dead"})
 
+    # --- pages: 52 schedules named page-NN, 50 a page ----------------------
+    c.go("/scheduler/schedules?q=page-&sort=name")
+    c.el("#schedules tbody tr[data-id]")
+    names = lambda: [e.text for e in d.find_elements(By.CSS_SELECTOR, "#schedules tbody td a")]
+    first = names()
+    check("pages: the first 50 by name", [len(first), first[0], first[-1]], [50, "page-10", "page-59"])
+    c.click("#page-next")
+    c.w.until(lambda _: "cursor=" in d.current_url and len(names()) == 2)
+    check("... the next page: the last 2", names(), ["page-60", "page-61"])
+    c.click("#page-prev")
+    c.w.until(lambda _: "cursor=" not in d.current_url and len(names()) == 50)
+    check("... back to the first", names()[0], "page-10")
+
     # --- create, with a bad field first ------------------------------------
     c.go("/scheduler/schedules")
     c.click("#create")
@@ -244,7 +270,7 @@ def run_editor(c):
           ["cron", "30 2 * 3 0", "Europe/Paris", "edited in the console"])
 
     # --- live: a schedule made elsewhere appears without a reload ------------
-    c.go("/scheduler/schedules")
+    c.go("/scheduler/schedules?order=desc")
     c.el("#schedules tbody tr[data-id]")
     c.w.until(lambda _: c.el("#live").text == "live")
     other = api("POST", "/schedules", E["CV_TOKEN_ALICE_EDITOR"],
@@ -304,10 +330,29 @@ def run_editor(c):
     c.shot("09-pipeline")
     c.go("/agents")
     c.el("#agents")
+    check("the registry: both agents, okay in production",
+          c.text_in("#agents", "production: 1.0.0"), True)
     c.shot("10-agents")
-    c.click("#agents tbody a")
+    c.go("/agents/okay")
     c.el("#agent-id")
-    check("an agent's page, with promote and roll back", c.has("#promote") and c.has("#rollback"), True)
+    check("an agent's health history", c.text_in("#health", "healthy"), True)
+    Select(c.el("#deploy-version")).select_by_value("1.1.0")
+    env = c.el("#deploy-env")
+    env.clear()
+    env.send_keys("staging")
+    c.click("#deploy")
+    c.w.until(lambda _: "staging" in c.el("#deployments").text)
+    Select(c.el("#promote-from")).select_by_value("staging")
+    c.click("#promote")
+    c.w.until(lambda _: "promote" in c.el("#deploy-history").text)
+    deps = api("GET", "/agents/okay/deployments", E["CV_TOKEN_ALICE_EDITOR"])["deployments"]
+    check("deploy, then promote staging to production",
+          [deps["staging"]["version"], deps["production"]["version"]], ["1.1.0", "1.1.0"])
+    Select(c.el("#rollback-env")).select_by_value("production")
+    c.click("#rollback")
+    c.w.until(lambda _: "rollback" in c.el("#deploy-history").text)
+    deps = api("GET", "/agents/okay/deployments", E["CV_TOKEN_ALICE_EDITOR"])["deployments"]
+    check("roll back production", deps["production"]["version"], "1.0.0")
     c.shot("11-agent")
 
     # --- dark, then sign out -----------------------------------------------

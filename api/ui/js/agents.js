@@ -98,14 +98,18 @@ export async function render(el, rawId) {
           [v.version, v.endpoint, (v.environments || []).join(", "), time(v.created_at)]),
         {id: "versions"}),
         h("h2.h6", {}, "Deployment history"),
-        table(["Environment", "Version", "Action", "By", "At"], (deps.history || []).slice(0, 20).map((x) =>
-          [x.environment, x.version, x.action || "", x.deployed_by || "", time(x.deployed_at || x.at)]),
-        {id: "deploy-history"}))),
+        table(["Environment", "Action", "Version", "Replaced", "By", "At"],
+          (deps.history || []).slice(0, 20).map((x) => [x.environment, x.action,
+            x.version, x.previous || "", x.by || "", time(x.at)]),
+          {id: "deploy-history"}))),
     h("h2.h5.mt-3", {}, "Health"),
     h("p", {}, hl.url ? ["Probed at ", h("code", {}, hl.url), ", next ", time(hl.next_at)]
       : "No health URL."),
-    table(["Checked", "Healthy", "Error"], (hl.probes || []).slice(0, 50).map((p) =>
-      [time(p.checked_at), badge(p.healthy ? "healthy" : "unhealthy"), h("span.err", {}, p.error || "")]),
-    {id: "health"}));
+    table(["Checked", "Result", "HTTP status", "Latency", "Error"],
+      (hl.probes || []).slice(0, 50).map((p) => [time(p.checked_at),
+        badge(p.ok ? "healthy" : "unhealthy"), p.http_status ? String(p.http_status) : "—",
+        p.latency_ms === null || p.latency_ms === undefined ? "—" : `${p.latency_ms} ms`,
+        h("span.err", {}, p.error || "")]),
+      {id: "health"}));
   return null;
 }

@@ -37,8 +37,11 @@ export function qs(params) {
 }
 
 // api("GET", "/schedules", body?, {headers}): the answer's JSON (null for
-// 204).  A 503 is tried again after its Retry-After (three times at most,
-// with the same Idempotency-Key when one was given).  Throws ApiError.
+// 204).  A 503 of a read, or of a request with an Idempotency-Key (sent
+// again with the same key), is tried again after its Retry-After, three
+// times at most; any other request may have been done before its 503
+// (nginx answers 503 for the API's 504 too), so it is not sent twice.
+// Throws ApiError.
 export async function api(method, path, body, opts) {
   const headers = Object.assign({Accept: "application/json"},
     (opts && opts.headers) || {});
@@ -55,7 +58,8 @@ export async function api(method, path, body, opts) {
     } catch (e) {
       throw new ApiError(0, "network", "the server cannot be reached", null);
     }
-    if (r.status === 503 && attempt < 3) {
+    if (r.status === 503 && attempt < 3 &&
+        (method === "GET" || headers["Idempotency-Key"])) {
       const wait = Math.min(5, Number(r.headers.get("Retry-After")) || 1);
       await new Promise((ok) => setTimeout(ok, wait * 1000));
       continue;
@@ -98,6 +102,10 @@ export function follow(onEvent, onState) {
       Authorization: "Bearer " + session.token()};
     const r = await fetch(BASE + "/events" + qs({after}), {
       headers, cache: "no-store", credentials: "omit", signal: ctl.signal});
+    if (r.status === 401) {
+      stopped = true;
+      onUnauthorized(new ApiError(401, "unauthorized", "the token is no longer valid", null));
+    }
     if (!r.ok || !r.body) throw new Error("events: " + r.status);
     onState(true);
     const reader = r.body.getReader();
@@ -129,17 +137,25 @@ export function follow(onEvent, onState) {
     }
   }
   (async () => {
-    let delay = 1000;
+    let delay = 2000;
     while (!stopped && session.token()) {
+      const began = Date.now();
       try {
         await once();
-        delay = 1000;
+        // The stream ended, as it does every 5 minutes: again at once,
+        // unless it ended at once (then as after a failure).
+        if (Date.now() - began > 10000) {
+          delay = 2000;
+          continue;
+        }
       } catch (e) {
         if (stopped) break;
         onState(false);
-        await new Promise((ok) => setTimeout(ok, delay));
-        delay = Math.min(delay * 2, 30000);
       }
+      // Refused (429: the API's streams are taken) or cut: wait, then
+      // longer each time, as the server's retry: asks at least.
+      await new Promise((ok) => setTimeout(ok, delay));
+      delay = Math.min(delay * 2, 30000);
     }
   })();
   return () => {

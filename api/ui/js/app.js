@@ -20,7 +20,7 @@ export const ctx = {
   me: null, // {owner, role}
   canWrite: () => ctx.me && ctx.me.role !== "viewer",
   isAdmin: () => ctx.me && ctx.me.role === "admin",
-  go: (path, replace) => navigate(path, replace),
+  go: (path, replace, state) => navigate(path, replace, state),
   notice: null, // a message to show on the next page
 };
 
@@ -49,13 +49,16 @@ const nav = [
 ];
 
 let current = null; // the view on the page: {onEvent, stop}
+let drawn = 0; // renders begun: a view that a later one replaced is let go
 let stopEvents = null;
 let liveEl = null;
 
-function navigate(path, replace) {
+// Moves to path under /admin/; state: what the view keeps in the
+// history entry (the list's pages already seen).
+function navigate(path, replace, state) {
   const url = ROOT + path;
-  if (replace) history.replaceState(null, "", url);
-  else history.pushState(null, "", url);
+  if (replace) history.replaceState(state || null, "", url);
+  else history.pushState(state || null, "", url);
   render();
 }
 
@@ -63,7 +66,11 @@ function navigate(path, replace) {
 function here() {
   let p = location.pathname;
   if (p.startsWith(ROOT)) p = p.slice(ROOT.length);
-  return decodeURIComponent(p) || "/";
+  try {
+    return decodeURIComponent(p) || "/";
+  } catch (e) {
+    return p; // a bad %-escape: no view matches it, "No such page."
+  }
 }
 
 // The theme chosen (auto, light or dark; kept in localStorage, the only
@@ -163,6 +170,7 @@ function setLive(on) {
 }
 
 export async function render() {
+  const mine = ++drawn;
   const body = document.getElementById("app");
   const main = h("main.container-fluid", {id: "main", tabindex: "-1"});
   if (current && current.stop) current.stop();
@@ -176,11 +184,13 @@ export async function render() {
     try {
       ctx.me = await api("GET", "/me");
     } catch (e) {
-      fill(body, main);
+      // A 401 has drawn the sign-in form already (whenUnauthorized).
       if (e instanceof ApiError && e.status === 401) return;
+      fill(body, main);
       fill(main, alert("danger", "The API cannot be reached: " + e.message));
       return;
     }
+    if (mine !== drawn) return; // a later render draws the page
   }
   const path = here();
   let view = null;
@@ -211,7 +221,9 @@ export async function render() {
   const place = h("div");
   main.appendChild(place);
   try {
-    current = (await view(place, ...args)) || null;
+    const v = (await view(place, ...args)) || null;
+    if (mine === drawn) current = v;
+    else if (v && v.stop) v.stop(); // the page moved on meanwhile
   } catch (e) {
     place.appendChild(alert("danger", e.message));
   }

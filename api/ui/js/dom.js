@@ -130,6 +130,27 @@ export function button(label, attrs, kind = "outline-secondary") {
   return h(`button.btn.btn-sm.btn-${kind}`, Object.assign({type: "button"}, attrs || {}), label);
 }
 
+// Runs fn at most once every ms, the last call's arguments winning: a
+// view drawn again on live events is drawn within ms of the first, however
+// many follow (a busy fan-out sends them without a pause).
+export function throttle(fn, ms) {
+  let t = null;
+  let last = [];
+  const run = () => {
+    t = null;
+    fn(...last);
+  };
+  const call = (...a) => {
+    last = a;
+    if (t === null) t = setTimeout(run, ms);
+  };
+  call.cancel = () => {
+    clearTimeout(t);
+    t = null;
+  };
+  return call;
+}
+
 // Runs fn after ms of quiet (for previews as one types).
 export function debounce(fn, ms) {
   let t = null;

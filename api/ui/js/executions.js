@@ -5,7 +5,7 @@
 
 import {api, qs} from "./api.js";
 import {ROOT, ctx} from "./app.js";
-import {alert, badge, button, facts, fill, h, jsonBlock, link, table, time} from "./dom.js";
+import {alert, badge, button, facts, fill, h, jsonBlock, link, table, throttle, time} from "./dom.js";
 import {graph} from "./pipelines.js";
 
 const statuses = ["running", "success", "partial", "failed"];
@@ -112,15 +112,12 @@ export async function render(el, id) {
         h("span.err", {}, (j.error && j.error.message) || ""),
         j.error && j.error.retryable === false ? "no" : "yes", time(j.finished_at)]),
       {id: "failed-jobs"}));
-  let pending = null;
+  const again = throttle(() => ctx.go(`/executions/${id}`, true), 2000);
   return {
     onEvent(ev) {
-      if (ev.subject !== id && !(ev.type === "job.status" && ev.data && ev.data.execution_id === id)) return;
-      clearTimeout(pending);
-      pending = setTimeout(() => ctx.go(`/executions/${id}`, true), 1000);
+      if (ev.subject === id || (ev.type === "job.status" && ev.data && ev.data.execution_id === id))
+        again();
     },
-    stop() {
-      clearTimeout(pending);
-    },
+    stop: () => again.cancel(),
   };
 }

@@ -204,10 +204,15 @@ async function page(el, original) {
     try {
       let s;
       if (editing) {
+        // Only what changed: a field the kind hides is left alone, unless
+        // the kind changed (then it goes back to none); "" is no value.
         const change = {};
+        const kind = controls.kind.value;
         for (const f of fields) {
-          const was = original[f[0]] === undefined ? null : original[f[0]];
-          const now = d[f[0]] === undefined ? null : d[f[0]];
+          if (f[4] && !f[4].includes(kind) && original.kind === kind) continue;
+          const none = (v) => v === undefined || v === "" ? null : v;
+          const was = none(original[f[0]]);
+          const now = none(d[f[0]]);
           if (JSON.stringify(was) !== JSON.stringify(now) &&
             !(typeof was === "number" && String(was) === now)) change[f[0]] = now;
         }

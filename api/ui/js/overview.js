@@ -5,7 +5,7 @@
 
 import {api} from "./api.js";
 import {ROOT} from "./app.js";
-import {ago, alert, badge, fill, h, link, table, time} from "./dom.js";
+import {ago, alert, badge, fill, h, link, table, throttle, time} from "./dom.js";
 
 const runColours = {
   succeeded: "#198754", failed: "#dc3545", timed_out: "#fd7e14",
@@ -55,7 +55,6 @@ export async function render(el) {
   document.title = "Overview · cronvisor";
   const body = h("div");
   fill(el, h("h1.h4", {}, "Overview"), body);
-  let pending = null;
   async function load() {
     const o = await api("GET", "/overview");
     const sup = o.supervisors || {alive: 0, list: []};
@@ -101,14 +100,15 @@ export async function render(el) {
     drawChart(canvas, (o.runs && o.runs.series) || []);
   }
   await load();
+  // Drawn again at most every 2 s while events come (the rollup they
+  // count is written as they are numbered).
+  const again = throttle(() => load().catch(() => {}), 2000);
   return {
     onEvent(ev) {
-      if (!/^(run\.ended|schedule\.status|execution\.status)$/.test(ev.type)) return;
-      clearTimeout(pending);
-      pending = setTimeout(() => load().catch(() => {}), 1000);
+      if (/^(run\.ended|schedule\.status|execution\.status)$/.test(ev.type)) again();
     },
     stop() {
-      clearTimeout(pending);
+      again.cancel();
       if (chart) chart.destroy();
       chart = null;
     },

@@ -5,7 +5,7 @@
 import {api, newKey, qs} from "./api.js";
 import {ROOT, ctx} from "./app.js";
 import {alert, badge, button, duration, facts, fill, h, jsonBlock, link, table,
-  time} from "./dom.js";
+  throttle, time} from "./dom.js";
 import {targetType, timing} from "./schedules.js";
 
 const runStatuses = ["running", "succeeded", "failed", "timed_out", "lost",
@@ -142,18 +142,19 @@ export async function render(el, id) {
       {id: "executions-table"}));
   }
   await Promise.all([loadRuns(), loadExecutions()]);
-  let pending = null;
+  // Its status changed: the page again; else its runs and executions.
+  let whole = false;
+  const again = throttle(() => {
+    if (whole) ctx.go(`/scheduler/schedules/${id}`, true);
+    else Promise.all([loadRuns(), loadExecutions()]).catch(() => {});
+    whole = false;
+  }, 1000);
   return {
     onEvent(ev) {
       if (ev.schedule_id !== id) return;
-      clearTimeout(pending);
-      pending = setTimeout(() => {
-        if (ev.type === "schedule.status") ctx.go(`/scheduler/schedules/${id}`, true);
-        else Promise.all([loadRuns(), loadExecutions()]).catch(() => {});
-      }, 500);
+      whole = whole || ev.type === "schedule.status";
+      again();
     },
-    stop() {
-      clearTimeout(pending);
-    },
+    stop: () => again.cancel(),
   };
 }

@@ -5,7 +5,7 @@
 
 import {api, qs} from "./api.js";
 import {ROOT, ctx} from "./app.js";
-import {alert, badge, button, fill, h, link, time} from "./dom.js";
+import {alert, badge, button, fill, h, link, throttle, time} from "./dom.js";
 
 const statuses = ["active", "paused", "done", "dead"];
 const kinds = ["interval", "cron", "once"];
@@ -191,30 +191,31 @@ export async function render(el) {
         h("td.wide", {}, String(s.error_count)))) :
         h("tr", {}, h("td.text-secondary", {colspan: heads.length},
           "No schedule matches."))))));
+    // The cursors of the pages before this one, kept in the history
+    // entry: Previous goes to the last of them (a reload keeps them; a
+    // page opened from a link has none, and Previous goes to the first).
+    const trail = (history.state && history.state.trail) || [];
+    const at = (cursor, t) => ctx.go("/scheduler/schedules" +
+      qs(Object.assign({}, f, {cursor})), false, {trail: t});
     const first = !f.cursor;
     fill(pager,
       button("First page", {id: "page-first", disabled: first || null,
-        onclick: () => ctx.go("/scheduler/schedules" + qs(Object.assign({}, f, {cursor: ""})))}),
+        onclick: () => at("", [])}),
       " ",
       button("Previous", {id: "page-prev", disabled: first || null,
-        onclick: () => history.back()}),
+        onclick: () => at(trail.length ? trail[trail.length - 1] : "", trail.slice(0, -1))}),
       " ",
       button("Next", {id: "page-next", disabled: !page.next_cursor || null,
-        onclick: () => ctx.go("/scheduler/schedules" +
-          qs(Object.assign({}, f, {cursor: page.next_cursor})))}),
+        onclick: () => at(page.next_cursor, [...trail, f.cursor])}),
       h("span.ms-2.small.text-secondary", {}, `${rows.length} on this page`));
     bulkBar();
   }
   await load();
-  let pending = null;
+  const again = throttle(() => load().catch(() => {}), 1000);
   return {
     onEvent(ev) {
-      if (!/^(schedule\.|run\.ended)/.test(ev.type)) return;
-      clearTimeout(pending);
-      pending = setTimeout(() => load().catch(() => {}), 1000);
+      if (/^(schedule\.|run\.ended)/.test(ev.type)) again();
     },
-    stop() {
-      clearTimeout(pending);
-    },
+    stop: () => again.cancel(),
   };
 }

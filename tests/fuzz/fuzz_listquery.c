@@ -1,0 +1,95 @@
+/*
+ * fuzz_listquery.c: libFuzzer target for the query of GET /schedules
+ * (api/schedules.c, schedules_list_query(): its filters, search, sort,
+ * order, limit and cursor, issue 22).  The first byte picks the role, the
+ * rest is REQUEST_URI.  The invariants: a query read gives a statement
+ * and a limit of 1 to 500; the search is valid UTF-8 of 1 to 200
+ * characters; a non-admin lists its own owner's only; a cursor read
+ * gives an id and a sort key that is valid UTF-8 (a name's, decoded from
+ * hex, has no NUL); written back out as a page gives it, the cursor is
+ * the one read; a refused query answers an error that formats and whose
+ * body is JSON.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "api.h"
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t len);
+
+/* Formats rs and checks that its body is JSON. */
+static void
+check_error(const struct response *rs)
+{
+	char *out, *body;
+	size_t n;
+	json_t *j;
+
+	if (rs->status < 400 || http_format(rs, &out, &n) == -1)
+		abort();
+	if ((body = strstr(out, "\r\n\r\n")) == NULL ||
+	    (j = json_loads(body + 4, 0, NULL)) == NULL)
+		abort();
+	json_decref(j);
+	free(out);
+}
+
+int
+LLVMFuzzerTestOneInput(const unsigned char *data, size_t len)
+{
+	static const enum role roles[] = {ROLE_VIEWER, ROLE_EDITOR, ROLE_ADMIN};
+	struct list_query *q = malloc(sizeof(*q));
+	char *uri, *buf = NULL, cursor[API_LIST_CURSOR_MAX + 1],
+	           again[API_LIST_CURSOR_MAX + 1];
+	struct request rq;
+	struct response rs;
+
+	if (len < 1 || q == NULL ||
+	    (uri = strndup((const char *)data + 1, len - 1)) == NULL) {
+		free(q);
+		return 0;
+	}
+	memset(&rq, 0, sizeof(rq));
+	memset(&rs, 0, sizeof(rs));
+	rq.who.role = roles[data[0] % 3];
+	strcpy(rq.who.owner, "alice");
+	if (http_target(uri, &buf, &rq, &rs) != 0)
+		goto out;
+	if (schedules_list_query(&rq, &rs, q) != 0) {
+		check_error(&rs);
+		goto out;
+	}
+	if (q->sql == NULL || q->limit < 1 || q->limit > 500)
+		abort();
+	if (q->p[9] != NULL &&
+	    (q->p[9][0] == '\0' || !utf8_valid(q->p[9], strlen(q->p[9])) ||
+	        utf8_chars(q->p[9]) > 200))
+		abort();
+	if (rq.who.role != ROLE_ADMIN &&
+	    (q->p[4] == NULL || strcmp(q->p[4], "alice") != 0))
+		abort(); /* a non-admin lists its own owner's only */
+	if (q->id[0] != '\0') {
+		if (strlen(q->id) != API_ID_LEN ||
+		    !utf8_valid(q->key, strlen(q->key)))
+			abort();
+		/* what a page would give out for that row is what was read */
+		if (query_get(rq.query, "cursor", cursor, sizeof(cursor)) !=
+		        1 ||
+		    schedules_list_cursor(q, q->key[0] ? q->key : NULL, q->id,
+		        again, sizeof(again)) != 0)
+			abort();
+		/* ids are read in any case and given out in lower case */
+		if (strcasecmp(cursor, again) != 0 ||
+		    strncmp(cursor, again, strlen(again) - API_ID_LEN) != 0)
+			abort();
+	}
+out:
+	http_response_clear(&rs);
+	free(buf);
+	free(uri);
+	free(q);
+	return 0;
+}
