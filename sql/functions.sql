@@ -63,6 +63,18 @@ LANGUAGE sql STABLE AS $$
                'runs_in_flight', s.running)
 $$;
 
+-- Schedule p's whole JSON as text, for a list's row that keeps no
+-- document (api_listed in sql/queries/api.sql).  PL/pgSQL, so that the
+-- list's statement does not take it in: planned in the statement, its
+-- subquery and cronvisor_schedule_json() cost more than the rest of a
+-- list's planning, which the API does for most lists (issue 22).
+CREATE OR REPLACE FUNCTION cronvisor_schedule_text(p uuid) RETURNS text
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN (SELECT cronvisor_schedule_json(x)::text
+            FROM schedules x WHERE x.id = p);
+END $$;
+
 -- A document column written without doc_text (021_schedule_doc.sql):
 -- the kept document is stale, forgotten.
 CREATE OR REPLACE FUNCTION cronvisor_schedule_doc_stale() RETURNS trigger

@@ -111,10 +111,10 @@ FROM (SELECT 1 FROM schedules
 
 -- columns: api_listed
 -- A schedule of GET /schedules (put_item() in api/schedules.c): its whole
--- JSON only when it has no kept document (a subquery: a whole-row
+-- JSON only when it has no kept document (by its id: a whole-row
 -- reference to s would build every row's tuple), else the kept document
 -- ($9: masked) and the state, instants in µs since the epoch.
-CASE WHEN doc_text IS NULL THEN (SELECT cronvisor_schedule_json(x)::text FROM schedules x WHERE x.id = s.id) END, -- row
+CASE WHEN doc_text IS NULL THEN cronvisor_schedule_text(id) END, -- row
 (extract(epoch FROM created_at) * 1000000)::bigint,    -- created
 id,                                                    -- id
 CASE WHEN $9::boolean THEN coalesce(doc_masked, doc_text) ELSE doc_text END, -- doc
