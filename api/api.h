@@ -103,17 +103,32 @@ int auth_principal(struct db *db, const char *authorization,
 int route_dispatch(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 
-/* schedules.c */
+/* list.c: what every list shares, and GET /schedules. */
 /* Bytes of a list cursor: a tag, a name of 200 characters in hex, an id. */
 #define API_LIST_CURSOR_MAX (4 + 200 * 4 * 2 + 1 + API_ID_LEN + 1)
 
-/* What GET /schedules' query asks (schedules.c, schedules_list_query()). */
+/* GET /schedules' filters (list.c, list_filters()), in this order. */
+enum list_filter {
+	LIST_F_STATUS,
+	LIST_F_KIND,
+	LIST_F_WORKFLOW,
+	LIST_F_NAME, /* a prefix of the name */
+	LIST_F_OWNER,
+	LIST_F_Q, /* a substring of the name, any case */
+	LIST_F_TARGET,
+	LIST_FILTERS /* how many */
+};
+
+/* What GET /schedules' query asks (schedules_list_query()). */
 struct list_query {
-	const char *sql;   /* the statement of its order */
-	const char *p[11]; /* its parameters, api_schedule_list says which */
-	int64_t limit;     /* rows of the page */
+	char sql[4096];    /* the statement, for the filters given */
+	const char *p[11]; /* its parameters, $1..$np */
+	int np;
+	const char *f[LIST_FILTERS]; /* the filters, NULL for none */
+	int64_t limit;               /* rows of the page */
 	const struct list_order *order;
-	char val[7][1024];             /* the filters' values */
+	char val[LIST_FILTERS][1024];  /* the filters' values */
+	char like[2 * 1024 + 3];       /* q as a LIKE pattern */
 	char key[API_LIST_CURSOR_MAX]; /* the cursor's sort key */
 	char id[API_ID_LEN + 1];       /* the cursor's id */
 	char lim[24];                  /* limit + 1, as text */
@@ -124,6 +139,13 @@ int schedules_list_cursor(const struct list_query *q, const char *key,
     const char *id, char *out, size_t outlen);
 int schedules_list(
     struct request *rq, struct response *rs, char *err, size_t errlen);
+int api_read_cursor(const char *query, char *us, size_t uslen, char *id,
+    size_t idlen, int uuid, struct response *rs);
+int api_page(struct response *rs, struct db_rows *rows, int64_t limit,
+    const char *key, struct json_t *(*item)(const char *));
+
+/* schedules.c */
+struct json_t *schedule_out_as(const char *row_text, int mask);
 int schedules_create(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 int schedules_get(
@@ -150,11 +172,6 @@ struct schedule_error;
 int api_doc_error(struct response *rs, const struct schedule_error *e);
 int api_url_denied(const struct request *rq, const char *url, const char *field,
     struct response *rs);
-int api_read_cursor(const char *query, char *us, size_t uslen, char *id,
-    size_t idlen, int uuid, struct response *rs);
-int api_page(struct response *rs, struct db_rows *rows, int64_t limit,
-    const char *key, struct json_t *(*item)(const char *));
-
 /* runs.c */
 int runs_of_schedule(
     struct request *rq, struct response *rs, char *err, size_t errlen);

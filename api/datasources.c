@@ -578,7 +578,8 @@ schedules_preview(
 	    schedule_first_slot(&d, (int64_t)time(NULL), &sl) == 1)
 		fire = slot_ms(&tm, sl.at);
 	r = schedule_preview(rq, rs, d.target, fire,
-	    schedule_fire_times(&d, (int64_t)time(NULL), API_PREVIEW_FIRES),
+	    schedule_fire_times(
+	        &d, (int64_t)time(NULL), NULL, API_PREVIEW_FIRES),
 	    err, errlen);
 	schedule_clear(&d);
 	return r;

@@ -10,10 +10,7 @@
 #                            statement stands for the expressions joined
 #                            by ", ", and C gets enum <list>_col with
 #                            <LIST>_COL_<KEY> for the position of each and
-#                            <LIST>_COL_COUNT after the last;
-#   -- fragment: <name>      lines of SQL that {{<name>}} in a statement
-#                            stands for, as they are (a filter several
-#                            statements share).
+#                            <LIST>_COL_COUNT after the last.
 # Lines that are only a comment are documentation and are left out of
 # the statement, as are the blank lines around it and one final ';'.
 # The text goes in as byte arrays, as the migrations do (embed_sql.cmake):
@@ -44,7 +41,6 @@ file(GLOB files RELATIVE "${QUERY_DIR}" "${QUERY_DIR}/*.sql")
 list(SORT files)
 set(names "")      # every statement's name, in file order
 set(lists "")      # every column list's name
-set(frags "")      # every fragment's name
 foreach(f IN LISTS files)
   if(NOT f MATCHES "^([a-z][a-z0-9]*)\\.sql$")
     message(FATAL_ERROR "sql/queries/${f}: files are named <area>.sql")
@@ -55,22 +51,18 @@ foreach(f IN LISTS files)
   set(kind "")
   set(cur "")
   foreach(line IN LISTS lines)
-    if(line MATCHES "^-- (name|columns|fragment): *([a-z][a-z0-9_]*) *$")
+    if(line MATCHES "^-- (name|columns): *([a-z][a-z0-9_]*) *$")
       set(kind "${CMAKE_MATCH_1}")
       set(cur "${CMAKE_MATCH_2}")
       if(NOT cur MATCHES "^${area}_" AND NOT cur STREQUAL area)
         message(FATAL_ERROR
           "sql/queries/${f}: ${cur} does not start with ${area}_")
       endif()
-      if(cur IN_LIST names OR cur IN_LIST lists OR cur IN_LIST frags)
+      if(cur IN_LIST names OR cur IN_LIST lists)
         message(FATAL_ERROR "sql/queries/${f}: ${cur} is defined twice")
       endif()
       if(kind STREQUAL "name")
         list(APPEND names "${cur}")
-        set(file_${cur} "${f}")
-        set(body_${cur} "")
-      elseif(kind STREQUAL "fragment")
-        list(APPEND frags "${cur}")
         set(file_${cur} "${f}")
         set(body_${cur} "")
       else()
@@ -82,7 +74,7 @@ foreach(f IN LISTS files)
       endif()
     elseif(line MATCHES "^[ \t]*--" OR cur STREQUAL "")
       # documentation, or the file's opening comment
-    elseif(kind STREQUAL "name" OR kind STREQUAL "fragment")
+    elseif(kind STREQUAL "name")
       string(APPEND body_${cur} "${line}\n")
     elseif(line MATCHES "^[ \t]*$")
     elseif(line MATCHES "^[ \t]*(.*[^ \t,])[ \t]*,?[ \t]*--[ \t]*([a-z][a-z0-9_]*)[ \t]*$")
@@ -138,15 +130,9 @@ foreach(n IN LISTS names)
   foreach(l IN LISTS lists)
     string(REPLACE "{{${l}}}" "${exprs_${l}}" sql "${sql}")
   endforeach()
-  foreach(g IN LISTS frags)
-    set(frag "${body_${g}}")
-    unmark(frag)
-    string(STRIP "${frag}" frag)
-    string(REPLACE "{{${g}}}" "${frag}" sql "${sql}")
-  endforeach()
   if(sql MATCHES "{{([^}]*)}}")
     message(FATAL_ERROR
-      "sql/queries/${file_${n}}: ${n}: no column list or fragment ${CMAKE_MATCH_1}")
+      "sql/queries/${file_${n}}: ${n}: no column list ${CMAKE_MATCH_1}")
   endif()
   string(STRIP "${sql}" sql)
   string(REGEX REPLACE ";$" "" sql "${sql}")

@@ -772,8 +772,8 @@ void schedule_params_clear(struct schedule_params *p);
 struct json_t *schedule_to_json(const struct schedule_doc *d);
 struct json_t *schedule_slot_json(
     const struct timing *tm, const struct slot *sl);
-struct json_t *schedule_fire_times(
-    const struct schedule_doc *d, int64_t now, int64_t n);
+struct json_t *schedule_fire_times(const struct schedule_doc *d, int64_t now,
+    const int64_t *pending, int64_t n);
 
 /*
  * spelling.c: the seeds' own spellings of the schedule document (seed 004's

@@ -24,13 +24,16 @@
 #define DB_MASK        "***" /* what a password becomes in messages */
 #define DB_SLACK_MS    1000  /* a statement's wait beyond the server's */
 #define DB_SECRETS_MAX 4     /* password spellings scrubbed */
-#define DB_STMT_MAX    64    /* statements prepared per connection */
+#define DB_STMT_MAX    256   /* statements prepared per connection */
 
 /*
  * A statement prepared on the connection.  PostgreSQL spends most of a
  * short statement's time parsing and planning it; the supervisor and the
- * API run the same few dozen statements again and again, so each is
- * prepared once per connection (named cv<index>) and executed by name.
+ * API run the same hundred or so statements again and again (and GET
+ * /schedules one per combination of filters a console asks for), so each
+ * is prepared once per connection (named cv<index>) and executed by name;
+ * past DB_STMT_MAX, a statement is run unnamed, parsed and planned each
+ * time.
  */
 struct db_stmt {
 	char *sql;     /* its text, the key */

@@ -1327,15 +1327,17 @@ schedule_first_slot(const struct schedule_doc *d, int64_t now, struct slot *out)
 }
 
 /*
- * The first n fire times of document d saved at now, as
- * schedule_slot_json() objects: schedule_first_slot(), then slot_next().
- * An interval without start_at counts from its first slot, as the
- * supervisor anchors it.  An empty list when d has no slot or no valid
- * timing; NULL out of memory.  The preview of a schedule being written
- * (the API's POST /schedules/preview, issue 22's console).
+ * The next n fire times of document d, as schedule_slot_json() objects:
+ * from the slot *pending when one is (an active schedule's next slot),
+ * else from schedule_first_slot() at now; then slot_next().  An interval
+ * without start_at counts from that first slot, as the supervisor anchors
+ * it.  An empty list when d has no slot or no valid timing; NULL out of
+ * memory.  The API's previews: GET /schedules/{id} and POST
+ * /schedules/preview (issue 22's console).
  */
 json_t *
-schedule_fire_times(const struct schedule_doc *d, int64_t now, int64_t n)
+schedule_fire_times(const struct schedule_doc *d, int64_t now,
+    const int64_t *pending, int64_t n)
 {
 	json_t *list = json_array(), *o;
 	struct timing tm;
@@ -1345,9 +1347,16 @@ schedule_fire_times(const struct schedule_doc *d, int64_t now, int64_t n)
 
 	if (list == NULL || schedule_timing(d, &tm, err, sizeof(err)) == -1)
 		return list;
-	ok = schedule_first_slot(d, now, &s) == 1;
-	if (ok && d->kind == SCHED_KIND_INTERVAL && d->start_at == UNSET)
-		tm.start_at = s.at;
+	if (pending != NULL) {
+		if (d->kind == SCHED_KIND_INTERVAL && d->start_at == UNSET)
+			tm.start_at = *pending;
+		ok = slot_next(&tm, *pending - 1, &s);
+	} else {
+		ok = schedule_first_slot(d, now, &s) == 1;
+		if (ok && d->kind == SCHED_KIND_INTERVAL &&
+		    d->start_at == UNSET)
+			tm.start_at = s.at;
+	}
 	for (int64_t i = 0; ok && i < n; i++) {
 		if ((o = schedule_slot_json(&tm, &s)) == NULL ||
 		    json_array_append_new(list, o) == -1) {

@@ -180,6 +180,10 @@ start() {
 	write_conf
 	"$api" -f "$dir/cronvisor.conf" </dev/null >>"$dir/api.log" 2>&1 &
 	echo $! >"$dir/api.pid"
+	# until it has exec'd: before, its command line is still this shell's,
+	# which alive() would read as a process that exited (a busy machine)
+	stack_exec_wait "$dir/api.pid" "$dir" cronvisor-api >/dev/null ||
+		fail "cronvisor-api exited"
 	poll 10 api_listening || fail "cronvisor-api made no socket in 10 s"
 	alive "$dir/api.pid" "$dir" >/dev/null || fail "cronvisor-api exited"
 

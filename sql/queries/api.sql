@@ -110,14 +110,14 @@ FROM (SELECT 1 FROM schedules
       WHERE owner = $1 AND deleted_at IS NULL LIMIT $2::bigint) x;
 
 -- columns: api_listed
--- A schedule of GET /schedules (put_item() in api/schedules.c): its whole
+-- A schedule of GET /schedules (put_item() in api/list.c): its whole
 -- JSON only when it has no kept document (by its id: a whole-row
 -- reference to s would build every row's tuple), else the kept document
--- ($9: masked) and the state, instants in µs since the epoch.
+-- ($1: masked) and the state, instants in µs since the epoch.
 CASE WHEN doc_text IS NULL THEN cronvisor_schedule_text(id) END, -- row
 (extract(epoch FROM created_at) * 1000000)::bigint,    -- created
 id,                                                    -- id
-CASE WHEN $9::boolean THEN coalesce(doc_masked, doc_text) ELSE doc_text END, -- doc
+CASE WHEN $1::boolean THEN coalesce(doc_masked, doc_text) ELSE doc_text END, -- doc
 owner,                                                 -- owner
 status,                                                -- status
 current_repeat,                                        -- repeat
@@ -131,100 +131,15 @@ running,                                               -- running
 apply_set,                                             -- apply_set
 (extract(epoch FROM updated_at) * 1000000)::bigint     -- updated
 
--- fragment: api_list_filter
--- The filters of GET /schedules, shared by the api_schedule_list_*
--- statements below (their parameters are described there).
-deleted_at IS NULL
-  AND ($1::text IS NULL OR status = $1)
-  AND ($2::text IS NULL OR kind = $2)
-  AND ($3::text IS NULL OR workflow_id = $3)
-  AND ($4::text IS NULL OR starts_with(name, $4))
-  AND ($5::text IS NULL OR owner = $5)
-  AND ($10::text IS NULL
-       OR lower(name) LIKE '%' || replace(replace(replace(lower($10),
-                                  '\', '\\'), '%', '\%'), '_', '\_') || '%')
-  AND ($11::text IS NULL
-       OR coalesce(nullif(target, 'null'::jsonb) ->> 'type', 'receiver') = $11)
-
 -- name: api_schedule_list
--- A page of GET /schedules (issue 22), in creation order: a statement
--- per order (api_schedule_list_*), each the keyset scan of an index (of
--- every owner's schedules, and of one owner's), for the index keeps the
--- order only when the ORDER BY is written out, not computed.  They take
--- the same parameters, each NULL for none: $1 status, $2 kind, $3
--- workflow_id, $4 a prefix of the name, $5 the owner, $10 a substring of
--- the name, any case, its %, _ and \ literal (the trigram index of
--- 022_console.sql when there is one), $11 the target's type
--- (`receiver`: none); after the cursor ($6 its sort key: here created_at
--- in µs since the epoch; $7 the id, NULL on the first page), $8 rows at
--- most, $9 whether the caller is shown masked documents.  Each row is
--- the columns of api_listed, then its sort key for the next cursor.
-SELECT {{api_listed}}, (extract(epoch FROM created_at) * 1000000)::bigint
-FROM schedules s
-WHERE {{api_list_filter}}
-  AND ($7::uuid IS NULL
-       OR (created_at, id) > ('epoch'::timestamptz
-                              + $6::bigint * interval '1 microsecond',
-                              $7::uuid))
-ORDER BY created_at, id
-LIMIT $8;
-
--- name: api_schedule_list_created_desc
--- api_schedule_list, the newest first.
-SELECT {{api_listed}}, (extract(epoch FROM created_at) * 1000000)::bigint
-FROM schedules s
-WHERE {{api_list_filter}}
-  AND ($7::uuid IS NULL
-       OR (created_at, id) < ('epoch'::timestamptz
-                              + $6::bigint * interval '1 microsecond',
-                              $7::uuid))
-ORDER BY created_at DESC, id DESC
-LIMIT $8;
-
--- name: api_schedule_list_name
--- api_schedule_list by name (the database's collation), $6 the name.
-SELECT {{api_listed}}, name
-FROM schedules s
-WHERE {{api_list_filter}}
-  AND ($7::uuid IS NULL OR (name, id) > ($6::text, $7::uuid))
-ORDER BY name, id
-LIMIT $8;
-
--- name: api_schedule_list_name_desc
-SELECT {{api_listed}}, name
-FROM schedules s
-WHERE {{api_list_filter}}
-  AND ($7::uuid IS NULL OR (name, id) < ($6::text, $7::uuid))
-ORDER BY name DESC, id DESC
-LIMIT $8;
-
--- name: api_schedule_list_next
--- api_schedule_list by next_run_at, the schedules that have none (not
--- active) as if at +infinity: after the others; $6 the cursor's
--- next_run_at in µs, NULL for none.
-SELECT {{api_listed}}, (extract(epoch FROM next_run_at) * 1000000)::bigint
-FROM schedules s
-WHERE {{api_list_filter}}
-  AND ($7::uuid IS NULL
-       OR (coalesce(next_run_at, 'infinity'::timestamptz), id)
-          > (coalesce('epoch'::timestamptz
-                      + $6::bigint * interval '1 microsecond',
-                      'infinity'::timestamptz), $7::uuid))
-ORDER BY coalesce(next_run_at, 'infinity'::timestamptz), id
-LIMIT $8;
-
--- name: api_schedule_list_next_desc
--- The same, reversed: the schedules without a next run first.
-SELECT {{api_listed}}, (extract(epoch FROM next_run_at) * 1000000)::bigint
-FROM schedules s
-WHERE {{api_list_filter}}
-  AND ($7::uuid IS NULL
-       OR (coalesce(next_run_at, 'infinity'::timestamptz), id)
-          < (coalesce('epoch'::timestamptz
-                      + $6::bigint * interval '1 microsecond',
-                      'infinity'::timestamptz), $7::uuid))
-ORDER BY coalesce(next_run_at, 'infinity'::timestamptz) DESC, id DESC
-LIMIT $8;
+-- A page of GET /schedules (issue 22): these columns, to which
+-- list_sql() in api/list.c adds its order's sort key (for the next
+-- cursor), FROM schedules, the conditions of the filters the query gives
+-- (each only when given: "a value or none" would keep a generic plan off
+-- the order's index), the cursor's keyset condition, and ORDER BY the
+-- expression of the order's index, LIMIT $2.  $1: whether the caller is
+-- shown masked documents.
+SELECT {{api_listed}};
 
 -- name: api_schedule_doc
 -- Schedule $1's document as the API shows it, $2 plain and $3 masked

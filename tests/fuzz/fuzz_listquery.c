@@ -1,14 +1,14 @@
 /*
  * fuzz_listquery.c: libFuzzer target for the query of GET /schedules
- * (api/schedules.c, schedules_list_query(): its filters, search, sort,
+ * (api/list.c, schedules_list_query(): its filters, search, sort,
  * order, limit and cursor, issue 22).  The first byte picks the role, the
  * rest is REQUEST_URI.  The invariants: a query read gives a statement
- * and a limit of 1 to 500; the search is valid UTF-8 of 1 to 200
- * characters; a non-admin lists its own owner's only; a cursor read
- * gives an id and a sort key that is valid UTF-8 (a name's, decoded from
- * hex, has no NUL); written back out as a page gives it, the cursor is
- * the one read; a refused query answers an error that formats and whose
- * body is JSON.
+ * that takes exactly its parameters and a limit of 1 to 500; the search is
+ * valid UTF-8 of 1 to 200 characters; a non-admin lists its own owner's only; a
+ * cursor read gives an id and a sort key that is valid UTF-8 (a name's, decoded
+ * from hex, has no NUL); written back out as a page gives it, the cursor is the
+ * one read; a refused query answers an error that formats and whose body is
+ * JSON.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +37,36 @@ check_error(const struct response *rs)
 	free(out);
 }
 
+/*
+ * The statement is api_schedule_list's completed by list_sql(): it takes
+ * its parameters $1..$np, each at least once, and no other, and it is
+ * one statement (the query's values go in as parameters only).
+ */
+static void
+check_sql(const struct list_query *q)
+{
+	int seen[12] = {0};
+
+	if (strncmp(q->sql, SQL_api_schedule_list,
+	        strlen(SQL_api_schedule_list)) != 0)
+		abort();
+
+	for (const char *c = q->sql; (c = strchr(c, '$')) != NULL;) {
+		char *end;
+		long n = strtol(c + 1, &end, 10);
+
+		if (end == c + 1 || n < 1 || n > q->np)
+			abort();
+		seen[n] = 1;
+		c = end;
+	}
+	for (int i = 1; i <= q->np; i++)
+		if (!seen[i])
+			abort();
+	if (strchr(q->sql, ';') != NULL)
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t len)
 {
@@ -62,15 +92,19 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t len)
 		check_error(&rs);
 		goto out;
 	}
-	if (q->sql == NULL || q->limit < 1 || q->limit > 500)
+	if (q->limit < 1 || q->limit > 500 || q->np < 2 || q->np > 11)
 		abort();
-	if (q->p[9] != NULL &&
-	    (q->p[9][0] == '\0' || !utf8_valid(q->p[9], strlen(q->p[9])) ||
-	        utf8_chars(q->p[9]) > 200))
+	if (q->f[LIST_F_Q] != NULL &&
+	    (q->val[LIST_F_Q][0] == '\0' ||
+	        !utf8_valid(q->val[LIST_F_Q], strlen(q->val[LIST_F_Q])) ||
+	        utf8_chars(q->val[LIST_F_Q]) > 200))
 		abort();
 	if (rq.who.role != ROLE_ADMIN &&
-	    (q->p[4] == NULL || strcmp(q->p[4], "alice") != 0))
+	    (q->f[LIST_F_OWNER] == NULL ||
+	        strcmp(q->f[LIST_F_OWNER], "alice") != 0 ||
+	        strstr(q->sql, " AND owner = $") == NULL))
 		abort(); /* a non-admin lists its own owner's only */
+	check_sql(q);
 	if (q->id[0] != '\0') {
 		if (strlen(q->id) != API_ID_LEN ||
 		    !utf8_valid(q->key, strlen(q->key)))
