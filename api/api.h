@@ -124,6 +124,7 @@ struct list_query {
 	char sql[4096];    /* the statement, for the filters given */
 	const char *p[11]; /* its parameters, $1..$np */
 	int np;
+	int once; /* a filter besides the owner: not prepared */
 	const char *f[LIST_FILTERS]; /* the filters, NULL for none */
 	int64_t limit;               /* rows of the page */
 	const struct list_order *order;

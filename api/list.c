@@ -441,7 +441,8 @@ list_cursor(const char *query, const struct list_order *o, char *key, char *id,
 			tag = buf;
 		} else
 			k = buf;
-		for (size_t i = 0; i < LIST_ORDERS; i++)
+		/* a tag, or none with no '.' (".<key>" is no cursor) */
+		for (size_t i = 0; i < LIST_ORDERS && (tag[0] || k == buf); i++)
 			known |= strcmp(list_orders[i].tag, tag) == 0;
 		if (known && strcmp(tag, o->tag) != 0)
 			return api_error(rs, 400, "invalid_query", "cursor",
@@ -552,8 +553,10 @@ like_pattern(const char *s, char *out)
  * every row of the owner on each page.  These statements hold what their
  * conditions are, and keep the keyset scan of the order's index however
  * they are planned (tests/api_list.sh asks PostgreSQL for the generic
- * plan).  $1 is whether documents are masked, $2 the rows to read.  -1
- * when it does not fit (it always does: the sizes are fixed).
+ * plan).  q->once tells one with a filter besides the owner: not kept
+ * prepared (schedules_list()).  $1 is whether documents are masked, $2
+ * the rows to read.  -1 when it does not fit (it always does: the sizes
+ * are fixed).
  */
 static int
 list_sql(struct list_query *q, int masked)
@@ -565,6 +568,7 @@ list_sql(struct list_query *q, int masked)
 	if (fp == NULL)
 		return -1;
 	q->np = 0;
+	q->once = 0;
 	q->p[q->np++] = masked ? "true" : "false";
 	q->p[q->np++] = q->lim;
 	fprintf(fp, "%s, %s FROM schedules s WHERE deleted_at IS NULL",
@@ -573,6 +577,7 @@ list_sql(struct list_query *q, int masked)
 		if (q->f[i] == NULL)
 			continue;
 		q->p[q->np++] = q->f[i];
+		q->once |= i != LIST_F_OWNER;
 		fputs(" AND ", fp);
 		put_param(fp, list_conds[i], q->np);
 	}
@@ -668,7 +673,12 @@ schedules_list(
 		free(q);
 		return r == 1 ? 0 : -1;
 	}
-	rows = db_query(rq->db, q->sql, q->np, q->p, err, errlen);
+	/* A page of every owner's or one owner's is a statement of its
+	 * order and cursor (24 in all), prepared as any; one with filters is
+	 * one of many, each planned for its values (db_query_once()), so
+	 * that no client fills a connection's statements with them. */
+	rows = (q->once ? db_query_once : db_query)(
+	    rq->db, q->sql, q->np, q->p, err, errlen);
 	if (rows == NULL) {
 		free(q);
 		return API_DB_FAILED;

@@ -469,6 +469,8 @@ int db_exec(struct db *db, const char *sql, int nparams,
     const char *const *params, char *err, size_t errlen);
 struct db_rows *db_query(struct db *db, const char *sql, int nparams,
     const char *const *params, char *err, size_t errlen);
+struct db_rows *db_query_once(struct db *db, const char *sql, int nparams,
+    const char *const *params, char *err, size_t errlen);
 int db_rows_count(const struct db_rows *rows);
 int db_rows_columns(const struct db_rows *rows);
 const char *db_rows_value(const struct db_rows *rows, int row, int col);

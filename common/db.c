@@ -24,16 +24,15 @@
 #define DB_MASK        "***" /* what a password becomes in messages */
 #define DB_SLACK_MS    1000  /* a statement's wait beyond the server's */
 #define DB_SECRETS_MAX 4     /* password spellings scrubbed */
-#define DB_STMT_MAX    256   /* statements prepared per connection */
+#define DB_STMT_MAX    128   /* statements prepared per connection */
 
 /*
  * A statement prepared on the connection.  PostgreSQL spends most of a
  * short statement's time parsing and planning it; the supervisor and the
- * API run the same hundred or so statements again and again (and GET
- * /schedules one per combination of filters a console asks for), so each
- * is prepared once per connection (named cv<index>) and executed by name;
+ * API run the same hundred or so statements again and again, so each is
+ * prepared once per connection (named cv<index>) and executed by name;
  * past DB_STMT_MAX, a statement is run unnamed, parsed and planned each
- * time.
+ * time (as db_query_once() runs one on purpose).
  */
 struct db_stmt {
 	char *sql;     /* its text, the key */
@@ -599,7 +598,7 @@ db_gone(struct db *db, char *err, size_t errlen)
 
 static PGresult *
 db_run(struct db *db, const char *sql, int nparams, const char *const *params,
-    char *err, size_t errlen)
+    int prepare, char *err, size_t errlen)
 {
 	PGresult *res = NULL;
 	ExecStatusType st;
@@ -611,7 +610,9 @@ db_run(struct db *db, const char *sql, int nparams, const char *const *params,
 	if (db->wait != NULL) {
 		if (nparams == 0)
 			res = db_answer(db, PQsendQuery(db->conn, sql));
-		else if ((r = db_prepared(db, sql, nparams, name, &res)) == 0)
+		else if ((r = prepare
+		                 ? db_prepared(db, sql, nparams, name, &res)
+		                 : 1) == 0)
 			res = db_answer(db,
 			    PQsendQueryPrepared(db->conn, name, nparams, params,
 			        NULL, NULL, 0));
@@ -623,7 +624,8 @@ db_run(struct db *db, const char *sql, int nparams, const char *const *params,
 			return PQclear(res), db_gone(db, err, errlen);
 	} else if (nparams == 0)
 		res = PQexec(db->conn, sql);
-	else if ((r = db_prepared(db, sql, nparams, name, &res)) == 0)
+	else if ((r = prepare ? db_prepared(db, sql, nparams, name, &res)
+	                      : 1) == 0)
 		res = PQexecPrepared(
 		    db->conn, name, nparams, params, NULL, NULL, 0);
 	else if (r == 1)
@@ -652,11 +654,32 @@ db_exec(struct db *db, const char *sql, int nparams, const char *const *params,
 	PGresult *res;
 	int n;
 
-	if ((res = db_run(db, sql, nparams, params, err, errlen)) == NULL)
+	if ((res = db_run(db, sql, nparams, params, 1, err, errlen)) == NULL)
 		return -1;
 	n = atoi(PQcmdTuples(res));
 	PQclear(res);
 	return n;
+}
+
+/* db_query() and db_query_once(): prepare says which. */
+static struct db_rows *
+db_rows_of(struct db *db, const char *sql, int nparams,
+    const char *const *params, int prepare, char *err, size_t errlen)
+{
+	struct db_rows *rows;
+	PGresult *res;
+
+	if ((res = db_run(db, sql, nparams, params, prepare, err, errlen)) ==
+	    NULL)
+		return NULL;
+	if ((rows = malloc(sizeof(*rows))) == NULL) {
+		PQclear(res);
+		return log_errbuf(err, errlen, "out of memory"), NULL;
+	}
+	rows->res = res;
+	rows->nrows = PQntuples(res);
+	rows->ncols = PQnfields(res);
+	return rows;
 }
 
 /*
@@ -668,19 +691,20 @@ struct db_rows *
 db_query(struct db *db, const char *sql, int nparams, const char *const *params,
     char *err, size_t errlen)
 {
-	struct db_rows *rows;
-	PGresult *res;
+	return db_rows_of(db, sql, nparams, params, 1, err, errlen);
+}
 
-	if ((res = db_run(db, sql, nparams, params, err, errlen)) == NULL)
-		return NULL;
-	if ((rows = malloc(sizeof(*rows))) == NULL) {
-		PQclear(res);
-		return log_errbuf(err, errlen, "out of memory"), NULL;
-	}
-	rows->res = res;
-	rows->nrows = PQntuples(res);
-	rows->ncols = PQnfields(res);
-	return rows;
+/*
+ * db_query() of a statement that is not prepared on the connection (parsed
+ * and planned for its values each time): one of many texts, each run
+ * rarely, which would fill the connection's statements (DB_STMT_MAX) for
+ * the others.
+ */
+struct db_rows *
+db_query_once(struct db *db, const char *sql, int nparams,
+    const char *const *params, char *err, size_t errlen)
+{
+	return db_rows_of(db, sql, nparams, params, 0, err, errlen);
 }
 
 /* Returns the number of rows. */
@@ -770,7 +794,7 @@ db_commit(struct db *db, char *err, size_t errlen)
 		    ? -1
 		    : 0;
 	}
-	if ((res = db_run(db, "COMMIT", 0, NULL, err, errlen)) == NULL)
+	if ((res = db_run(db, "COMMIT", 0, NULL, 1, err, errlen)) == NULL)
 		return -1;
 	rolled_back = strcmp(PQcmdStatus(res), "ROLLBACK") == 0;
 	PQclear(res);

@@ -182,8 +182,8 @@ start() {
 	echo $! >"$dir/api.pid"
 	# until it has exec'd: before, its command line is still this shell's,
 	# which alive() would read as a process that exited (a busy machine)
-	stack_exec_wait "$dir/api.pid" "$dir" cronvisor-api >/dev/null ||
-		fail "cronvisor-api exited"
+	stack_exec_wait "$dir/api.pid" "$dir/cronvisor.conf" cronvisor-api \
+		>/dev/null || fail "cronvisor-api exited or did not start in 10 s"
 	poll 10 api_listening || fail "cronvisor-api made no socket in 10 s"
 	alive "$dir/api.pid" "$dir" >/dev/null || fail "cronvisor-api exited"
 

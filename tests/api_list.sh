@@ -173,6 +173,8 @@ call GET "/schedules?sort=name&cursor=na.00_$(sql "SELECT gen_random_uuid()")" "
 ok_error "a name cursor holding a NUL" 400 invalid_query cursor
 call GET "/schedules?sort=name&cursor=na.ff_$(sql "SELECT gen_random_uuid()")" "$A"
 ok_error "a name cursor that is not UTF-8" 400 invalid_query cursor
+call GET "/schedules?cursor=.$old" "$A"
+ok_error "a default order's cursor behind an empty tag (.<key>_<id>)" 400 invalid_query cursor
 
 # q: a substring of the name, any case, nothing a pattern
 qids() { pages "$1" "q=$2&sort=name"; }
@@ -262,22 +264,45 @@ plan() {
 		"$CV_LISTSQL" "$2" "$3" "/api/v1/schedules?$4" || echo "SELECT 'listsql refused';"
 	} | psql "$base dbname=$name" -X -qAt -v ON_ERROR_STOP=1 2>&1 | tr '\n' ' '
 }
-# no_sort PLAN: "1/0" when PLAN is one index scan and no sort
-no_sort() { echo "$(printf '%s' "$1" | grep -oE 'Index (Only )?Scan' | wc -l)/$(printf '%s' "$1" | grep -c 'Sort')"; }
+# scan PLAN: "INDEX/SORTS/KEYSET" of PLAN: the index its one index scan
+# reads ("none" or "several" else), how many sorts, and whether a row
+# comparison (the cursor's keyset condition) is an Index Cond of it, not
+# a filter applied to every row from the index's start.
+scan() {
+	ix=$(printf '%s' "$1" | grep -oE 'Index (Only )?Scan( Backward)? using [a-z_]+' | sed 's/.* //')
+	case $(printf '%s\n' "$ix" | grep -c .) in 0) ix=none ;; 1) ;; *) ix=several ;; esac
+	kc=-
+	if printf '%s' "$1" | grep -q 'Index Cond: ' &&
+		printf '%s' "$1" | sed 's/.*Index Cond: //; s/ Filter: .*//' | grep -q 'ROW('; then
+		kc=keyset
+	fi
+	echo "$ix/$(printf '%s' "$1" | grep -o 'Sort' | wc -l)/$kc"
+}
 for sort in created_at name next_run_at; do
+	case $sort in
+	created_at) ixall=schedules_created ixown=schedules_owner ;;
+	name) ixall=schedules_name ixown=schedules_owner_name ;;
+	*) ixall=schedules_next ixown=schedules_owner_next ;;
+	esac
 	for order in asc desc; do
 		for who in admin:admin editor:bulk7; do
 			role=${who%%:*}
 			own=${who#*:}
 			oq=$([ "$role" = admin ] || echo "&owner=$own")
+			ix=$([ "$role" = admin ] && echo $ixall || echo $ixown)
 			# a cursor 500 rows in, as the API gives it out
 			call GET "/schedules?sort=$sort&order=$order&limit=500$oq" "$ADM"
 			cur=$(j '.next_cursor | @uri')
 			for page in "" "&cursor=$cur"; do
 				for mode in generic custom; do
 					pl=$(plan "$mode" "$role" "$own" "sort=$sort&order=$order&limit=100$page")
-					ok "sort=$sort&order=$order, $role's, $([ -n "$page" ] && echo "a next page" || echo "the first page"), a $mode plan: an index scan, no sort ($pl)" \
-						"$(no_sort "$pl")" 1/0
+					got=$(scan "$pl")
+					# one owner's page may read the order's index of
+					# every owner, the owner a filter (the planner's
+					# choice, by where the cursor is): in the order too
+					[ "$role" = admin ] || got=$(printf '%s' "$got" | sed "s|^$ixall/|$ixown/|")
+					ok "sort=$sort&order=$order, $role's, $([ -n "$page" ] && echo "a next page" || echo "the first page"), a $mode plan: the scan of $ix from the cursor, no sort ($pl)" \
+						"$got" "$ix/0/$([ -n "$page" ] && echo keyset || echo -)"
 				done
 			done
 		done
@@ -286,7 +311,7 @@ done
 # with a filter: the owner's index still, in the generic plan too
 for f in status=paused kind=interval target_type=exec name=Report; do
 	pl=$(plan generic editor bulk7 "$f&limit=100")
-	ok "$f, bulk7's, a generic plan: an index scan, no sort ($pl)" "$(no_sort "$pl")" 1/0
+	ok "$f, bulk7's, a generic plan: the owner's index, no sort ($pl)" "$(scan "$pl")" schedules_owner/0/-
 done
 if [ "$(sql "SELECT count(*) FROM pg_indexes WHERE indexname = 'schedules_name_trgm'")" = 1 ]; then
 	rare=$(sql "SELECT upper(substr(md5('77777'), 5, 9))")
