@@ -104,6 +104,18 @@ int route_dispatch(
     struct request *rq, struct response *rs, char *err, size_t errlen);
 
 /* list.c: what every list shares, and GET /schedules. */
+/*
+ * LIST_ONCE: the lists whose statements say "a value or none" ($2 IS NULL
+ * OR x.schedule_id = $2, a cursor or none, an owner or every owner: the
+ * executions, a schedule's runs, an execution's jobs, the notifications,
+ * the overview) run unprepared, each planned for its values
+ * (db_query_once()): a plan PostgreSQL keeps for a prepared statement
+ * (a generic plan, from its sixth run on) is made without them, can use
+ * no index for such a condition, and would read every row of the table
+ * or of the parent from the start for each page.  GET /schedules, the
+ * busiest, writes a statement per request's conditions instead
+ * (list_sql()).
+ */
 /* Bytes of a list cursor: a tag, a name of 200 characters in hex, an id. */
 #define API_LIST_CURSOR_MAX (4 + 200 * 4 * 2 + 1 + API_ID_LEN + 1)
 

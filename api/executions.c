@@ -98,7 +98,8 @@ api_sub_list(struct request *rq, struct response *rs, const char *sql,
 	int r;
 
 	snprintf(lim, sizeof(lim), "%lld", (long long)limit + 1);
-	if ((rows = db_query(rq->db, sql, 6, p, err, errlen)) == NULL)
+	/* planned for its values (LIST_ONCE) */
+	if ((rows = db_query_once(rq->db, sql, 6, p, err, errlen)) == NULL)
 		return API_DB_FAILED;
 	if (db_rows_count(rows) == 0) {
 		db_rows_free(rows);
@@ -178,7 +179,9 @@ executions_list(
 	p[3] = us[0] ? us : NULL;
 	p[4] = id[0] ? id : NULL;
 	p[5] = lim;
-	rows = db_query(rq->db, SQL_api_executions_list, 6, p, err, errlen);
+	/* planned for its values (LIST_ONCE) */
+	rows =
+	    db_query_once(rq->db, SQL_api_executions_list, 6, p, err, errlen);
 	if (rows == NULL)
 		return API_DB_FAILED;
 	r = api_page(rs, rows, limit, "executions", api_row_item);

@@ -390,8 +390,9 @@ notify_list(struct request *rq, struct response *rs, char *err, size_t errlen)
 	p[2] = r == 1 ? chan : NULL;
 	p[3] = id != NULL ? id + 1 : NULL;
 	p[4] = lim;
-	if ((rows = db_query(rq->db, SQL_notify_list, 5, p, err, errlen)) ==
-	    NULL)
+	/* planned for its values (LIST_ONCE) */
+	if ((rows = db_query_once(
+	         rq->db, SQL_notify_list, 5, p, err, errlen)) == NULL)
 		return API_DB_FAILED;
 	r = api_page(rs, rows, limit, "notifications", api_row_item);
 	db_rows_free(rows);

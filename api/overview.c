@@ -42,8 +42,9 @@ overview_get(struct request *rq, struct response *rs, char *err, size_t errlen)
 	p[0] = r == 1 ? owner : api_scope(rq);
 	p[1] = lease;
 	p[2] = rq->who.role == ROLE_ADMIN ? "true" : "false";
-	if ((rows = db_query(rq->db, SQL_overview_get, 3, p, err, errlen)) ==
-	    NULL)
+	/* planned for its values (LIST_ONCE) */
+	if ((rows = db_query_once(
+	         rq->db, SQL_overview_get, 3, p, err, errlen)) == NULL)
 		return API_DB_FAILED;
 	return api_reply_text(rs, 200, rows);
 }
