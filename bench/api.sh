@@ -20,19 +20,8 @@ cd "$(dirname "$0")/.."
 build=$1
 secs=${2:-10}
 command -v wrk >/dev/null || { echo "bench/api.sh: no wrk (scripts/deps)" >&2; exit 1; }
-pg=/tmp/cvbench-pg-$$
-h=/tmp/cvbench-api-$$
-cleanup() {
-	tests/api-harness.sh stop "$h" >/dev/null 2>&1 || true
-	tests/pg-harness.sh stop "$pg" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-tests/pg-harness.sh start "$pg" >/dev/null
-CRONVISORD=$build/cronvisord CRONVISOR_API=$build/cronvisor-api \
-	CRONVISORCTL=$build/cronvisorctl \
-	tests/api-harness.sh start "$h" "$pg/conninfo" 2>/dev/null
+. bench/stack.sh
+bench_stack_up cvbench "$build"
 . "$h/env"
 
 # The reading owner (alice) gets exactly 100 schedules; bob creates.

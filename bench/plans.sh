@@ -10,19 +10,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 build=$(cd "$1" && pwd)
-pg=/tmp/cvplans-pg-$$
-h=/tmp/cvplans-api-$$
-cleanup() {
-	tests/api-harness.sh stop "$h" >/dev/null 2>&1 || true
-	tests/pg-harness.sh stop "$pg" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-tests/pg-harness.sh start "$pg" >/dev/null
-CRONVISORD=$build/cronvisord CRONVISOR_API=$build/cronvisor-api \
-	CRONVISORCTL=$build/cronvisorctl \
-	tests/api-harness.sh start "$h" "$pg/conninfo" >/dev/null 2>&1
+. bench/stack.sh
+bench_stack_up cvplans "$build"
 u="$(sed 's/dbname=[^ ]*//' "$pg/conninfo") dbname=$(cat "$h/dbname")"
 psql "$u" -X -qAt -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
 INSERT INTO schedules (id, name, owner, kind, interval_seconds, status, next_run_at)
